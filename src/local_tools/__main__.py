@@ -1,0 +1,3 @@
+from local_tools.transports.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""The context handed to every tool call.
+
+Tools get what they need from here — the jail, limits, the caller, a way to ask for
+extra permissions — and never from globals, so two toolboxes never share state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from local_tools.core.errors import Cancelled
+
+if TYPE_CHECKING:
+    from local_tools.core.config import Config, LimitsConfig
+    from local_tools.core.runner import Runner
+    from local_tools.interact.base import Asker
+    from local_tools.security.jail import Jail
+    from local_tools.security.policy import Policy
+
+__all__ = ["ToolContext"]
+
+ProgressFunc = Callable[[str, "float | None"], None]
+
+
+@dataclass(slots=True)
+class ToolContext:
+    call_id: str
+    user_id: str
+    tool: str
+    jail: Jail
+    config: Config
+    policy: Policy
+    state_dir: Path
+    spill_dir: Path
+    # Per (toolbox, user) scratch space that outlives a call: read times for the
+    # stale-file check, todos, ... Tools key it by their own name.
+    session: dict[str, Any] = field(default_factory=dict)
+    asker: Asker | None = None
+    transport: str = "python"
+    # A plain flag rather than an Event: set once by the runner, read by the tool's
+    # thread; creating an Event per call would cost more than the rest of dispatch.
+    cancel_requested: bool = False
+    on_progress: ProgressFunc | None = None
+    # The runner itself, for tools that dispatch other calls (batch, invalid).
+    runner: Runner | None = None
+
+    @property
+    def workspace(self) -> Path:
+        return self.jail.root
+
+    @property
+    def limits(self) -> LimitsConfig:
+        return self.config.limits
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_requested
+
+    def cancel(self) -> None:
+        self.cancel_requested = True
+
+    def check_cancelled(self) -> None:
+        """Long loops call this so a cancel or timeout stops them promptly."""
+        if self.cancel_requested:
+            raise Cancelled("The call was cancelled before it finished.")
+
+    def progress(self, message: str, fraction: float | None = None) -> None:
+        if self.on_progress is not None:
+            self.on_progress(message, fraction)
+
+    async def authorize(
+        self, permission: str, subjects: Sequence[str] | None, summary: str = ""
+    ) -> None:
+        """Check a permission beyond the tool's declared one (e.g. a delete inside a patch)."""
+        await self.policy.authorize(
+            self.user_id, permission, subjects, self.asker, tool=self.tool, summary=summary
+        )
