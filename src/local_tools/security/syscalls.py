@@ -1,0 +1,142 @@
+"""Platform facts and the raw system calls the jail needs that ``os`` does not wrap.
+
+The open flags are read once here (``0`` where the platform lacks one) so the rest of
+the jail can combine them unconditionally. ``openat2(2)`` and ``renameat2(2)`` are
+called through ctypes: the first lets the kernel resolve a path beneath a directory
+descriptor (``RESOLVE_BENEATH``), the second renames without ever replacing an
+existing name (``RENAME_NOREPLACE``). Both degrade to "not available" instead of
+failing, so callers can fall back to the portable walk.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import sys
+from functools import cache
+
+__all__ = [
+    "DIR_FLAGS",
+    "IS_WINDOWS",
+    "O_BINARY",
+    "O_CLOEXEC",
+    "O_DIRECTORY",
+    "O_NOCTTY",
+    "O_NOFOLLOW",
+    "O_NONBLOCK",
+    "O_PATH",
+    "RESOLVE_BENEATH",
+    "RESOLVE_NO_MAGICLINKS",
+    "fd_path",
+    "openat2",
+    "openat2_available",
+    "renameat2_noreplace",
+]
+
+IS_WINDOWS = os.name == "nt"
+O_PATH = getattr(os, "O_PATH", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+O_NOCTTY = getattr(os, "O_NOCTTY", 0)
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+O_BINARY = getattr(os, "O_BINARY", 0)
+DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+
+RESOLVE_NO_MAGICLINKS = 0x02
+RESOLVE_BENEATH = 0x08
+_RENAME_NOREPLACE = 1
+# openat2 has the same number on every architecture using the unified syscall table.
+_OPENAT2_NR = {
+    m: 437
+    for m in (
+        "x86_64", "amd64", "aarch64", "arm64", "i386", "i686", "armv7l", "armv8l",
+        "riscv64", "ppc64le", "s390x", "loongarch64",
+    )
+}  # fmt: skip
+_MACHINE = platform.machine().lower()
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = (
+        ("flags", ctypes.c_uint64),
+        ("mode", ctypes.c_uint64),
+        ("resolve", ctypes.c_uint64),
+    )
+
+
+@cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def openat2(dirfd: int, path: str, flags: int, resolve: int) -> int:
+    libc = _libc()
+    nr = _OPENAT2_NR.get(_MACHINE) if sys.platform.startswith("linux") else None
+    if libc is None or nr is None:
+        raise OSError(errno.ENOSYS, "openat2 is not available")
+    how = _OpenHow(flags, 0, resolve)
+    fd = libc.syscall(
+        ctypes.c_long(nr),
+        ctypes.c_int(dirfd),
+        ctypes.c_char_p(os.fsencode(path)),
+        ctypes.byref(how),
+        ctypes.c_size_t(ctypes.sizeof(how)),
+    )
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), path)
+    return int(fd)
+
+
+@cache
+def openat2_available() -> bool:
+    """True if openat2(2) with RESOLVE_BENEATH works here (not blocked by seccomp)."""
+    if not sys.platform.startswith("linux") or not O_PATH:
+        return False
+    try:
+        base = os.open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.close(openat2(base, ".", O_PATH | O_CLOEXEC, RESOLVE_BENEATH))
+        return True
+    except OSError:  # ENOSYS (old kernel), EPERM (seccomp), E2BIG/EINVAL (odd kernels)
+        return False
+    finally:
+        os.close(base)
+
+
+def renameat2_noreplace(dirfd: int, src: str, dst: str) -> bool:
+    """renameat2(RENAME_NOREPLACE); False when the system or file system lacks it."""
+    libc = _libc()
+    func = getattr(libc, "renameat2", None) if libc is not None else None
+    if func is None:
+        return False
+    res = func(
+        ctypes.c_int(dirfd),
+        ctypes.c_char_p(os.fsencode(src)),
+        ctypes.c_int(dirfd),
+        ctypes.c_char_p(os.fsencode(dst)),
+        ctypes.c_uint(_RENAME_NOREPLACE),
+    )
+    if res == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), dst)
+
+
+def fd_path(fd: int) -> str | None:
+    """The kernel's name for an open directory, or None if it cannot say."""
+    try:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return name if name.startswith("/") and not name.endswith(" (deleted)") else None
