@@ -1,0 +1,34 @@
+"""The asker protocol: how the policy asks a human about an `ask` permission.
+
+Every transport supplies its own asker (terminal prompt, web page, MCP
+elicitation); the policy only knows this protocol, so approval works the same way
+whichever door a call came through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+__all__ = ["Answer", "Asker", "PermissionRequest"]
+
+# once: allow this call; always: allow and remember; deny: refuse this call.
+Answer = Literal["once", "always", "deny"]
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """What the user is asked to approve. `subject` None means the whole permission."""
+
+    tool: str
+    permission: str
+    subject: str | None
+    user_id: str
+    summary: str = ""
+
+
+@runtime_checkable
+class Asker(Protocol):
+    async def ask(self, request: PermissionRequest) -> Answer:
+        """Ask the user; anything other than "once" or "always" is treated as deny."""
+        ...

@@ -1,0 +1,107 @@
+"""Ask for permission on the terminal: `[o]nce / [a]lways / [d]eny`.
+
+The prompt goes to stderr so stdout stays clean for the JSON a CLI call prints.
+The blocking read runs in a thread so the event loop keeps serving other work.
+Anything but a clear yes — EOF, an empty line, a typo — is a deny.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import unicodedata
+from typing import TextIO
+
+from local_tools.interact.base import Answer, PermissionRequest
+
+__all__ = ["TerminalAsker", "parse_answer", "render_request"]
+
+_ANSWERS: dict[str, Answer] = {
+    "o": "once",
+    "once": "once",
+    "a": "always",
+    "always": "always",
+    "d": "deny",
+    "deny": "deny",
+}
+
+
+class TerminalAsker:
+    """An `Asker` reading answers from a terminal (or any pair of text streams)."""
+
+    def __init__(self, input: TextIO | None = None, output: TextIO | None = None) -> None:
+        """Streams default to sys.stdin / sys.stderr, looked up when asking."""
+        self._input = input
+        self._output = output
+        # One question at a time: concurrent calls must not interleave prompts.
+        # A thread lock, not an asyncio one, because the wait happens in a thread
+        # and the asker may outlive one event loop.
+        self._lock = threading.Lock()
+
+    @classmethod
+    def available(cls, input: TextIO | None = None, output: TextIO | None = None) -> bool:
+        """True when both streams are terminals, i.e. someone could answer (not CI)."""
+        return _isatty(input or sys.stdin) and _isatty(output or sys.stderr)
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        return await asyncio.to_thread(self._ask_blocking, request)
+
+    def _ask_blocking(self, request: PermissionRequest) -> Answer:
+        stdin = self._input or sys.stdin
+        stderr = self._output or sys.stderr
+        with self._lock:
+            try:
+                stderr.write(render_request(request))
+                stderr.flush()
+                line = stdin.readline()
+            except (OSError, ValueError):  # closed stream or terminal gone: no answer
+                line = ""
+            answer = parse_answer(line)
+            if not line.endswith("\n"):  # EOF: keep the next output on its own line
+                stderr.write("\n")
+            stderr.write(f"  -> {answer}\n")
+            stderr.flush()
+        return answer
+
+
+def parse_answer(line: str) -> Answer:
+    return _ANSWERS.get(line.strip().lower(), "deny")
+
+
+def render_request(request: PermissionRequest) -> str:
+    subject = "(the whole permission)" if request.subject is None else _safe(request.subject)
+    lines = [
+        "",
+        "local-tools: permission needed",
+        f"  tool:       {_safe(request.tool)}",
+        f"  permission: {_safe(request.permission)}",
+        f"  subject:    {subject}",
+        f"  user:       {_safe(request.user_id)}",
+    ]
+    if request.summary:
+        lines.append(f"  summary:    {_safe(request.summary)}")
+    lines.append("Allow? [o]nce / [a]lways / [d]eny (default deny): ")
+    return "\n".join(lines)
+
+
+def _safe(text: str) -> str:
+    """Escape control and format characters.
+
+    The subject comes from the model: raw escape sequences, carriage returns or
+    bidi overrides could make `rm -rf ~` look like `ls` in the prompt.
+    """
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _isatty(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):  # closed or not a real stream
+        return False

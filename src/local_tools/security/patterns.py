@@ -1,0 +1,72 @@
+"""The rule pattern language, and the pattern to suggest for allowing a subject.
+
+`*` is any text (newlines included), `?` one character; a pattern is anchored at both
+ends, and a trailing ` *` is optional, so `"ls *"` also matches bare `ls`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from functools import lru_cache
+
+__all__ = ["compile_pattern", "match_pattern", "suggest_pattern"]
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`*` any text, `?` one character, anchored (use fullmatch); trailing ` *` optional."""
+    optional_tail = pattern.endswith(" *")
+    body = pattern[:-2] if optional_tail else pattern
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in body)
+    if optional_tail:
+        regex += "(?: .*)?"
+    return re.compile(regex, re.DOTALL)
+
+
+def match_pattern(pattern: str, subject: str) -> bool:
+    return compile_pattern(pattern).fullmatch(subject) is not None
+
+
+# Commands whose first N words name what they do (`git push`, `npm run build`).
+_COMMAND_ARITY = {
+    "git": 2, "npm": 2, "pnpm": 2, "yarn": 2, "bun": 2, "cargo": 2, "go": 2, "uv": 2,
+    "pip": 2, "pip3": 2, "poetry": 2, "docker": 2, "kubectl": 2, "gh": 2, "brew": 2,
+    "dotnet": 2, "terraform": 2, "helm": 2, "systemctl": 2, "conda": 2, "deno": 2,
+    "npm run": 3, "pnpm run": 3, "yarn run": 3, "bun run": 3, "uv run": 3,
+    "poetry run": 3, "python -m": 3, "python3 -m": 3, "docker compose": 3,
+}  # fmt: skip
+# Never suggest a wildcard for these: "rm *" = "allow" is not advice to give.
+_EXACT_ONLY = frozenset(
+    "rm rmdir dd shred mkfs sudo su doas chmod chown chgrp kill pkill killall "
+    "reboot shutdown halt poweroff truncate del rd format".split()
+)
+
+
+def suggest_pattern(permission: str, subject: str | None) -> str | None:
+    """A pattern to allow `subject` and its close relatives; None means the whole permission."""
+    if subject is None:
+        return None
+    if permission == "execute:command":
+        return _suggest_command(subject)
+    if permission.endswith(":file") and permission != "read:file":
+        # Reads ask only for secrets, so allow that one file; otherwise its folder.
+        parent = subject.replace("\\", "/").rstrip("/").rpartition("/")[0]
+        if parent and "*" not in parent and "?" not in parent:
+            return f"{parent}/*"
+    return subject
+
+
+def _suggest_command(command: str) -> str:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if not words or words[0] in _EXACT_ONLY or os.path.basename(words[0]) in _EXACT_ONLY:
+        return command
+    n = _COMMAND_ARITY.get(" ".join(words[:2]), _COMMAND_ARITY.get(words[0], 1))
+    prefix = words[:n]
+    if len(words) <= n or any(c in w for w in prefix for c in "*? "):
+        return command
+    return " ".join(prefix) + " *"

@@ -1,0 +1,350 @@
+"""The permission engine: allow / deny / ask rules with wildcard patterns (DESIGN §4).
+
+Rules are read in order — built-in defaults, the config's `[permissions]`, then
+`[users.<id>.permissions]`, then the user's "allow always" approvals — and the last
+rule whose pattern matches the subject wins. Patterns: `*` any text, `?` one
+character, anchored at both ends; a trailing ` *` is optional, so `"ls *"` also
+matches bare `ls`. A plain action is the same as `{ "*" = action }`.
+
+Subjects are what a tool acts on: the workspace-relative path for `*:file`, each
+simple command for `execute:command`, the host for `network:outbound`. A call
+with no subject is checked against `"*"` rules only.
+
+`evaluate` runs on every tool call, so rules are compiled once per (user,
+permission) and matched without allocation beyond the returned `Decision`.
+The pattern language is in `patterns`, the built-in rules in `defaults`, and the
+"allow always" answers in `approvals`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from local_tools.core.config import CONFIG_FILENAME, Config
+from local_tools.core.errors import PermissionDenied
+from local_tools.interact.base import Asker, PermissionRequest
+from local_tools.security.approvals import ApprovalStore
+from local_tools.security.defaults import DEFAULT_PERMISSIONS
+from local_tools.security.patterns import compile_pattern, suggest_pattern
+
+__all__ = ["Decision", "Policy", "check_permission"]
+
+Action = Literal["allow", "deny", "ask"]
+_ACTIONS = ("allow", "deny", "ask")
+
+# Path subjects compare case-insensitively where the file system usually does,
+# so `.ENV` cannot sidestep the `.env` rule on macOS and Windows.
+_CASELESS_PATHS = sys.platform in ("win32", "darwin")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of one check; `rule` says which rule decided, for messages and logs."""
+
+    action: Action
+    permission: str
+    subject: str | None
+    rule: str
+
+
+# --- approved subjects -----------------------------------------------------------
+
+
+class _Literal(str):
+    """A subject approved verbatim: its `*` and `?` are plain characters."""
+
+    __slots__ = ()
+
+
+def _pattern_regex(pattern: str) -> str:
+    if isinstance(pattern, _Literal):
+        return re.escape(pattern)
+    return compile_pattern(pattern).pattern
+
+
+# --- rule descriptions -----------------------------------------------------------
+
+
+def _q(text: str) -> str:
+    # JSON string syntax is valid TOML basic-string syntax.
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _q(key)
+
+
+def _section(user_id: str | None) -> str:
+    return "[permissions]" if user_id is None else f"[users.{_toml_key(user_id)}.permissions]"
+
+
+def _table(entries: Mapping[str, str]) -> str:
+    return "{ " + ", ".join(f"{_q(p)} = {_q(a)}" for p, a in entries.items()) + " }"
+
+
+# --- the policy ------------------------------------------------------------------
+
+# (path-like permission, fullmatch of all rules or None, (action, rule) by regex
+# group, (action, rule) when nothing matches or for the generic check).
+_Compiled = tuple[
+    bool,
+    Callable[[str], "re.Match[str] | None"] | None,
+    tuple[tuple[Action, str], ...],
+    tuple[Action, str],
+]
+
+
+class Policy:
+    """Decides allow / deny / ask for (user, permission, subject)."""
+
+    _MAX_CACHED = 4096  # compiled (user, permission) rule lists kept
+
+    def __init__(
+        self,
+        permissions: Mapping[str, Any] | None = None,
+        users: Mapping[str, Mapping[str, Any]] | None = None,
+        approvals: ApprovalStore | None = None,
+        *,
+        origin: str = "config",
+    ) -> None:
+        """`origin` names where the rules came from, in rule descriptions."""
+        self.approvals = approvals if approvals is not None else ApprovalStore(None)
+        self._layers: list[tuple[str | None, Mapping[str, Any], str]] = [
+            (None, DEFAULT_PERMISSIONS, "default"),
+            (None, _checked(permissions or {}, "[permissions]"), origin),
+        ]
+        self._users = {uid: _checked(perms, _section(uid)) for uid, perms in (users or {}).items()}
+        self._origin = origin
+        self._cache: dict[tuple[str, str], _Compiled] = {}
+        self._cache_version = self.approvals.version
+
+    @classmethod
+    def from_config(cls, config: Config, approvals: ApprovalStore | None = None) -> Policy:
+        users = {uid: user.permissions for uid, user in config.users.items()}
+        return cls(config.permissions, users, approvals, origin=config.source or "config")
+
+    # -- evaluation
+
+    def evaluate(self, user_id: str, permission: str, subject: str | None = None) -> Decision:
+        """The action for one subject; `subject=None` is the generic check ("*" rules only)."""
+        if self._cache_version != self.approvals.version:
+            self._cache.clear()
+            self._cache_version = self.approvals.version
+        compiled = self._cache.get((user_id, permission))
+        if compiled is None:
+            compiled = self._compile(user_id, permission)
+        path_like, fullmatch, by_group, fallback = compiled
+        if subject is None or fullmatch is None:
+            action, rule = fallback
+        else:
+            m = fullmatch(_path_key(subject) if path_like else subject)
+            action, rule = by_group[m.lastindex] if m is not None else fallback
+        return Decision(action, permission, subject, rule)
+
+    def check_permission(self, user_id: str, permission: str) -> bool:
+        """The Python guide's check: True unless the permission is denied outright."""
+        return self.evaluate(user_id, permission).action != "deny"
+
+    async def authorize(
+        self,
+        user_id: str,
+        permission: str,
+        subjects: Sequence[str] | None,
+        asker: Asker | None,
+        *,
+        tool: str,
+        summary: str = "",
+    ) -> None:
+        """Return if allowed; ask where a rule says ask; raise PermissionDenied otherwise.
+
+        Every subject is checked before anyone is asked, so a call with one denied
+        subject is refused without bothering the user about the others.
+        """
+        # str(): tools may hand over Path objects; the policy compares text.
+        targets: list[str | None] = list(dict.fromkeys(map(str, subjects))) if subjects else [None]
+        decisions = [self.evaluate(user_id, permission, s) for s in targets]
+        for d in decisions:
+            if d.action == "deny":
+                raise PermissionDenied(_denied_message(d, tool), details=_details(d))
+        pending = [d for d in decisions if d.action == "ask"]
+        if not pending:
+            return
+        if asker is None:
+            # A rule from the user's own section can only be overridden there.
+            in_user_section = any(d.rule.startswith("[users.") for d in pending)
+            section_user = user_id if in_user_section else None
+            section = self._users.get(user_id, {}) if in_user_section else self._layers[1][1]
+            message = _no_asker_message(pending, section_user, section.get(permission), tool)
+            raise PermissionDenied(message, details=_details(pending[0]))
+        for d in pending:
+            request = PermissionRequest(tool, permission, d.subject, user_id, summary)
+            try:
+                answer = await asker.ask(request)
+            except Exception as exc:  # a broken asker must fail closed, with a reason
+                raise PermissionDenied(
+                    f"Could not ask the user to approve {_what(d)}: {exc}. Nothing was done.",
+                    details=_details(d),
+                ) from exc
+            if answer == "always":
+                self.approvals.approve(user_id, permission, d.subject)
+            elif answer != "once":
+                raise PermissionDenied(
+                    f"The user declined {_what(d)} for {tool}. Do not retry it; ask the "
+                    "user what to do instead.",
+                    details=_details(d),
+                )
+
+    # -- compilation
+
+    def _compile(self, user_id: str, permission: str) -> _Compiled:
+        rules = self._rules(user_id, permission)
+        # One regex for the whole list: alternatives are tried in order, so with
+        # the last rule first, the group that matches is the rule that wins. Rules
+        # before the last "*" can never win and are left out.
+        fallback: tuple[Action, str] = (
+            "ask",
+            f"no rule for {_q(permission)} matched (unmatched asks)",
+        )
+        alternatives: list[str] = []
+        by_group: list[tuple[Action, str]] = [fallback]  # group numbers start at 1
+        for pattern, action, text in reversed(rules):
+            if pattern == "*" and not isinstance(pattern, _Literal):
+                fallback = (action, text)
+                break
+            alternatives.append(f"({_pattern_regex(pattern)})")
+            by_group.append((action, text))
+        fullmatch = None
+        if alternatives:
+            fullmatch = re.compile("|".join(alternatives), re.DOTALL).fullmatch
+        if len(self._cache) >= self._MAX_CACHED:
+            self._cache.clear()
+        compiled = (permission.endswith(":file"), fullmatch, tuple(by_group), fallback)
+        self._cache[(user_id, permission)] = compiled
+        return compiled
+
+    def _rules(self, user_id: str, permission: str) -> list[tuple[str, Action, str]]:
+        """(pattern, action, description) in rule order; a `_Literal` matches verbatim."""
+        norm = _path_key if permission.endswith(":file") else _identity
+        rules: list[tuple[str, Action, str]] = []
+        layers = list(self._layers)
+        if user_id in self._users:
+            layers.append((user_id, self._users[user_id], self._origin))
+        for uid, perms, origin in layers:
+            spec = perms.get(permission)
+            if isinstance(spec, str):
+                text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
+                rules.append(("*", spec, text))
+            elif spec is not None:
+                for pattern, action in spec.items():
+                    entry = _table({pattern: action})
+                    text = f"{_section(uid)} {_q(permission)} = {entry} ({origin})"
+                    rules.append((norm(pattern), action, text))
+        where = self.approvals.path or "memory"
+        for approval in self.approvals.for_user(user_id):
+            if approval.permission != permission:
+                continue
+            shown = "*" if approval.subject is None else approval.subject
+            text = (
+                f'"allow always" answer by {_q(user_id)}: {_q(permission)} = '
+                f"{_table({shown: 'allow'})} ({where})"
+            )
+            # Literal: an approved `ls *.py` must not approve `ls anything.py`.
+            literal = None if approval.subject is None else norm(approval.subject)
+            rules.append(("*" if literal is None else _Literal(literal), "allow", text))
+        return rules
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _path_key(path: str) -> str:
+    """The form path subjects and patterns are compared in."""
+    if os.sep == "\\":
+        path = path.replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.lower() if _CASELESS_PATHS else path
+
+
+def _checked(perms: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """Validate rules given directly to Policy (Config has already validated its own)."""
+    for permission, spec in perms.items():
+        entries = {"*": spec} if isinstance(spec, str) else spec
+        if not isinstance(entries, Mapping):
+            raise ValueError(f"{where} {_q(permission)}: must be an action or a table")
+        for pattern, action in entries.items():
+            if action not in _ACTIONS:
+                raise ValueError(
+                    f"{where} {_q(permission)} {_q(str(pattern))}: action must be "
+                    f"'allow', 'deny' or 'ask', got {action!r}"
+                )
+    return perms
+
+
+# --- messages --------------------------------------------------------------------
+
+
+def _what(d: Decision) -> str:
+    return _q(d.permission) + ("" if d.subject is None else f" for {_q(d.subject)}")
+
+
+def _details(d: Decision) -> dict[str, Any]:
+    return {"permission": d.permission, "subject": d.subject, "action": d.action, "rule": d.rule}
+
+
+def _denied_message(d: Decision, tool: str) -> str:
+    return (
+        f"Permission denied: {_what(d)} (tool {tool}) is denied by the rule {d.rule}. "
+        "Do not retry this call. If it should be allowed, the user can change that rule "
+        f"in {CONFIG_FILENAME} (the last matching rule wins)."
+    )
+
+
+def _no_asker_message(
+    pending: Sequence[Decision], section_user: str | None, existing: Any, tool: str
+) -> str:
+    first = pending[0]
+    permission = first.permission
+    subjects = [d.subject for d in pending]
+    what = _q(permission)
+    if subjects != [None]:
+        what += " for " + ", ".join(_q(s) for s in subjects if s is not None)
+    patterns = [suggest_pattern(permission, s) for s in subjects]
+    if None in patterns:
+        value = _q("allow")
+    else:
+        # Merge into what the user already wrote: TOML forbids a second
+        # "perm" = ... line, and the new patterns must come last to win.
+        entries = {"*": existing} if isinstance(existing, str) else dict(existing or {})
+        for pattern in patterns:
+            entries.pop(pattern, None)
+            entries[pattern] = "allow"
+        value = _table(entries)
+    replacing = f" (in place of the existing {_q(permission)} entry)" if existing else ""
+    return (
+        f"Permission needed: {what} (tool {tool}) requires the user's approval "
+        f"(rule: {first.rule}), and no one is available to approve it. "
+        f"Add to {CONFIG_FILENAME}: {_section(section_user)} {_q(permission)} = {value}"
+        f"{replacing} — this is the user's decision; tell them, and do not edit the "
+        "config yourself."
+    )
+
+
+# --- the Python guide's module-level check ---------------------------------------
+
+_default_policy: Policy | None = None
+
+
+def check_permission(user_id: str, permission: str) -> bool:
+    """True unless `permission` is denied for `user_id` under the built-in defaults."""
+    global _default_policy
+    if _default_policy is None:
+        _default_policy = Policy()
+    return _default_policy.check_permission(user_id, permission)
