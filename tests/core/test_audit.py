@@ -1,0 +1,414 @@
+"""The audit log: batching, durability, failure handling, queries, logging."""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_tools.core import audit
+from local_tools.core.audit import MAX_ARG_CHARS, AuditLog, AuditRecord
+from local_tools.core.audit_schema import MIGRATIONS
+from local_tools.core.redact import REDACTED
+
+R = REDACTED
+
+
+def rec(**kw: Any) -> AuditRecord:
+    fields: dict[str, Any] = {
+        "ts": time.time(),
+        "call_id": "c1",
+        "user_id": "alice",
+        "tool": "read_file",
+        "args": {"path": "README.md"},
+        "outcome": "success",
+        "error_code": None,
+        "duration_ms": 1.25,
+    }
+    fields.update(kw)
+    return AuditRecord(**fields)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "nested" / "audit.sqlite"
+
+
+@pytest.fixture
+def open_log(db: Path) -> Iterator[Callable[..., AuditLog]]:
+    logs: list[AuditLog] = []
+
+    def make(path: Path = db, **kw: Any) -> AuditLog:
+        log = AuditLog(path, **kw)
+        logs.append(log)
+        return log
+
+    yield make
+    for log in logs:
+        log.close()
+
+
+def read_all(path: Path) -> list[AuditRecord]:
+    """What another process would see: a fresh AuditLog on the same file."""
+    with AuditLog(path, flush_interval=0) as reader:
+        return reader.query(limit=10_000)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def test_batched_until_close_then_readable_from_a_fresh_instance(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
+    log = open_log(flush_every=1000, flush_interval=0)
+    for i in range(3):
+        log.record(rec(call_id=f"c{i}", ts=1000.0 + i))
+    assert read_all(db) == []  # still buffered: writes are batched
+    log.close()
+    got = read_all(db)
+    assert [r.call_id for r in got] == ["c2", "c1", "c0"]
+    assert got[0] == rec(call_id="c2", ts=1002.0)
+
+
+def test_buffer_reaching_flush_every_is_written(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
+    log = open_log(flush_every=2, flush_interval=0)  # no thread: written inline
+    log.record(rec(call_id="a"))
+    assert read_all(db) == []
+    log.record(rec(call_id="b"))
+    assert {r.call_id for r in read_all(db)} == {"a", "b"}
+
+
+def test_buffer_reaching_flush_every_wakes_the_thread(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
+    log = open_log(flush_every=2, flush_interval=3600)  # the interval never fires
+    log.record(rec(call_id="x"))
+    assert read_all(db) == []
+    log.record(rec(call_id="y"))
+    assert wait_for(lambda: {"x", "y"} <= {r.call_id for r in read_all(db)})
+
+
+def test_flushed_by_interval(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_every=1000, flush_interval=0.05)
+    log.record(rec(call_id="tick"))
+    assert wait_for(lambda: [r.call_id for r in read_all(db)] == ["tick"])
+
+
+def test_flush_writes_now(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_every=1000, flush_interval=3600)
+    log.record(rec(call_id="now"))
+    log.flush()
+    assert [r.call_id for r in read_all(db)] == ["now"]
+
+
+def test_args_are_stored_redacted(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_interval=0)
+    log.record(rec(args={"url": "https://u:pw123@h/x", "headers": {"Cookie": "sid=zzz"}}))
+    log.close()
+    conn = sqlite3.connect(db)
+    try:
+        raw = conn.execute("SELECT args FROM calls").fetchone()[0]
+    finally:
+        conn.close()
+    assert "pw123" not in raw
+    assert "sid=zzz" not in raw
+    assert json.loads(raw) == {"url": f"https://u:{R}@h/x", "headers": {"Cookie": R}}
+
+
+def test_long_string_args_are_clipped(open_log: Callable[..., AuditLog], db: Path) -> None:
+    content = "x" * (MAX_ARG_CHARS - 10) + " Bearer topsecret " + "y" * 100_000
+    log = open_log(flush_interval=0)
+    log.record(rec(tool="write_file", args={"path": "big.txt", "content": content}))
+    (got,) = log.query()
+    stored = got.args["content"]
+    assert len(stored) < MAX_ARG_CHARS + 100
+    assert stored.startswith("x" * 100)
+    assert f"{len(content)} chars" in stored
+    assert "topsecret" not in stored
+
+
+def test_unencodable_args_do_not_lose_the_record(
+    open_log: Callable[..., AuditLog],
+) -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    log = open_log(flush_interval=0)
+    log.record(rec(call_id="odd", args={"obj": object(), "path": Path("a/b")}))
+    log.record(rec(call_id="cyc", args=cyclic))
+    got = {r.call_id: r.args for r in log.query()}
+    assert got["odd"]["path"] == "a/b"
+    assert got["odd"]["obj"].startswith("<object object")
+    assert "_unencodable" in got["cyc"]
+
+
+def test_concurrent_writers_lose_nothing(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_every=16, flush_interval=0.01)
+
+    def work(t: int) -> None:
+        for i in range(200):
+            log.record(rec(call_id=f"{t}-{i}"))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    log.close()
+    ids = [r.call_id for r in read_all(db)]
+    assert len(ids) == 1600
+    assert len(set(ids)) == 1600
+
+
+def _writer_script(db: Path, n: int, prefix: str, close: bool) -> str:
+    return textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from local_tools.core.audit import AuditLog, AuditRecord
+        log = AuditLog(Path({str(db)!r}), flush_every=7, flush_interval=3600)
+        for i in range({n}):
+            log.record(AuditRecord(time.time(), f"{prefix}{{i}}", "bob", "grep", {{}},
+                                   "success", None, 0.1))
+        {"log.close()" if close else "pass  # no close: the exit hook must flush"}
+        """
+    )
+
+
+def test_another_process_can_write_the_same_db_at_once(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
+    log = open_log(flush_every=5, flush_interval=0.01)
+    log.record(rec(call_id="warmup"))
+    log.flush()  # the db exists and is migrated before the child starts
+    child = subprocess.Popen([sys.executable, "-c", _writer_script(db, 300, "child-", close=True)])
+    for i in range(300):
+        log.record(rec(call_id=f"parent-{i}"))
+    assert child.wait(timeout=60) == 0
+    log.close()
+    ids = {r.call_id for r in read_all(db)}
+    assert len(ids) == 601
+    assert sum(i.startswith("child-") for i in ids) == 300
+
+
+def test_flushed_at_interpreter_exit(db: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-c", _writer_script(db, 3, "exit-", close=False)],
+        check=True,
+        timeout=60,
+    )
+    assert sorted(r.call_id for r in read_all(db)) == ["exit-0", "exit-1", "exit-2"]
+
+
+def test_background_thread_does_not_keep_the_log_alive(db: Path) -> None:
+    log = AuditLog(db, flush_every=1000, flush_interval=0.01)
+    log.record(rec(call_id="gc"))
+    ref = weakref.ref(log)
+    del log
+    gc.collect()
+    assert ref() is None
+    assert [r.call_id for r in read_all(db)] == ["gc"]  # flushed when collected
+
+
+def test_record_after_close_is_dropped_quietly(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_interval=0)
+    log.close()
+    log.close()  # idempotent
+    log.record(rec(call_id="late"))
+    assert log.dropped == 1
+    assert read_all(db) == []
+    with pytest.raises(RuntimeError, match="closed"):
+        log.query()
+
+
+def test_overflowing_buffer_drops_with_one_warning(
+    open_log: Callable[..., AuditLog],
+    db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(audit, "MAX_PENDING", 3)
+    caplog.set_level(logging.WARNING, logger="local_tools.core.audit")
+    log = open_log(flush_every=1000, flush_interval=0)
+    for i in range(5):
+        log.record(rec(call_id=str(i)))
+    assert log.dropped == 2
+    assert len(caplog.records) == 1
+    assert "pending" in caplog.records[0].getMessage()
+    log.close()
+    assert sorted(r.call_id for r in read_all(db)) == ["0", "1", "2"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_db_file_is_private(open_log: Callable[..., AuditLog], db: Path) -> None:
+    open_log(flush_interval=0)
+    assert db.stat().st_mode & 0o777 == 0o600
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_unwritable_path_never_raises(
+    tmp_path: Path, open_log: Callable[..., AuditLog], caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    caplog.set_level(logging.WARNING, logger="local_tools.core.audit")
+    log = open_log(blocker / "audit.sqlite", flush_every=1, flush_interval=0)
+    log.record(rec())
+    log.flush()
+    log.close()
+    assert log.dropped == 1
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings
+    assert str(blocker) in warnings[0].getMessage()
+
+
+def test_failing_writes_warn_once_and_never_raise(
+    open_log: Callable[..., AuditLog], db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = open_log(flush_interval=0)
+    with sqlite3.connect(db) as other:
+        other.execute("DROP TABLE calls")  # every insert now fails
+    other.close()
+    caplog.set_level(logging.DEBUG, logger="local_tools.core.audit")
+    for i in range(3):
+        log.record(rec(call_id=str(i)))
+        log.flush()
+    assert log.dropped == 3
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "no such table: calls" in warnings[0].getMessage()
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_schema_wal_and_indexes(open_log: Callable[..., AuditLog], db: Path) -> None:
+    open_log(flush_interval=0)
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = [r[1] for r in conn.execute("PRAGMA index_list(calls)")]
+        # the leading column of each index (seqno 0)
+        indexed = {conn.execute(f"PRAGMA index_info({n})").fetchone()[2] for n in names}
+        assert {"ts", "tool", "user_id", "outcome"} <= indexed
+        versions = [r[0] for r in conn.execute("SELECT version FROM _migrations")]
+        assert versions == [v for v, _ in MIGRATIONS]
+    finally:
+        conn.close()
+
+
+def test_opening_twice_applies_migrations_once(open_log: Callable[..., AuditLog], db: Path) -> None:
+    first = open_log(flush_interval=0)
+    first.record(rec(call_id="kept"))
+    first.close()
+    second = open_log(flush_interval=0)  # would fail on CREATE TABLE if re-applied
+    assert [r.call_id for r in second.query()] == ["kept"]
+    conn = sqlite3.connect(db)
+    try:
+        count = conn.execute("SELECT count(*) FROM _migrations").fetchone()[0]
+    finally:
+        conn.close()
+    assert count == len(MIGRATIONS)
+
+
+# --------------------------------------------------------------------------- query
+
+
+@pytest.fixture
+def filled(open_log: Callable[..., AuditLog]) -> AuditLog:
+    log = open_log(flush_interval=0)
+    rows = [
+        ("1", 100.0, "alice", "read_file", "success", None),
+        ("2", 200.0, "bob", "read_file", "error", "NOT_FOUND"),
+        ("3", 300.0, "alice", "grep", "success", None),
+        ("4", 400.0, "alice", "read_file", "error", "PERMISSION_DENIED"),
+        ("5", 500.0, "bob", "exec_cmd", "success", None),
+    ]
+    for call_id, ts, user, tool, outcome, code in rows:
+        log.record(
+            rec(call_id=call_id, ts=ts, user_id=user, tool=tool, outcome=outcome, error_code=code)
+        )
+    return log
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({}, ["5", "4", "3", "2", "1"]),
+        ({"tool": "read_file"}, ["4", "2", "1"]),
+        ({"user": "bob"}, ["5", "2"]),
+        ({"outcome": "error"}, ["4", "2"]),
+        ({"since": 300.0}, ["5", "4", "3"]),
+        ({"limit": 2}, ["5", "4"]),
+        ({"tool": "read_file", "user": "alice", "outcome": "success"}, ["1"]),
+        ({"tool": "nope"}, []),
+        ({"limit": 0}, []),
+    ],
+)
+def test_query_filters_newest_first(
+    filled: AuditLog, filters: dict[str, Any], expected: list[str]
+) -> None:
+    assert [r.call_id for r in filled.query(**filters)] == expected
+
+
+def test_query_returns_full_records(filled: AuditLog) -> None:
+    (got,) = filled.query(outcome="error", user="bob")
+    assert got == rec(
+        call_id="2",
+        ts=200.0,
+        user_id="bob",
+        tool="read_file",
+        outcome="error",
+        error_code="NOT_FOUND",
+    )
+
+
+# --------------------------------------------------------------------------- logging
+
+
+def test_records_are_emitted_on_the_audit_logger(
+    open_log: Callable[..., AuditLog], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="local_tools.audit")
+    log = open_log(flush_interval=0)
+    log.record(rec(args={"path": "a", "token": "t0p"}, duration_ms=1.24))
+    log.record(rec(outcome="error", error_code="NOT_FOUND", user_id="bob"))
+    first, second = [r for r in caplog.records if r.name == "local_tools.audit"]
+    assert first.levelno == logging.INFO
+    assert first.getMessage() == "tool=read_file user=alice outcome=success ms=1.2"
+    assert first.audit["args"] == {"path": "a", "token": R}  # type: ignore[attr-defined]
+    assert first.audit["call_id"] == "c1"  # type: ignore[attr-defined]
+    assert "error_code=NOT_FOUND" in second.getMessage()
+
+
+def test_nothing_emitted_when_the_logger_is_off(
+    open_log: Callable[..., AuditLog], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="local_tools.audit")
+    open_log(flush_interval=0).record(rec())
+    assert [r for r in caplog.records if r.name == "local_tools.audit"] == []
