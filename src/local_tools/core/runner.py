@@ -1,0 +1,294 @@
+"""The runner: validate → authorize → execute → truncate → audit → envelope.
+
+One async core (``Runner.arun``); ``Toolbox.run`` is a thin sync facade over it.
+``arun`` never raises for anything a tool or its arguments do: every failure
+becomes an error envelope with a code from ``ErrorCode``. (An outside
+cancellation of the awaiting task is audited and re-raised, as asyncio requires.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import sys
+import time
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from local_tools.core.audit import AuditLog, AuditRecord
+from local_tools.core.config import Config
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
+from local_tools.core.output import bound_text
+from local_tools.core.registry import Registry
+from local_tools.core.tool import Tool
+from local_tools.core.validation import describe_validation_error
+from local_tools.interact.base import Asker
+from local_tools.security.jail import Jail
+from local_tools.security.policy import Policy
+
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "Runner"]
+
+log = logging.getLogger(__name__)
+
+# A ceiling for tools that declare none; tools with their own notion of time
+# (exec_cmd, web_fetch) declare a larger one and enforce theirs inside.
+DEFAULT_TOOL_TIMEOUT = 300.0
+
+
+@dataclass
+class Runner:
+    registry: Registry
+    policy: Policy
+    jail: Jail
+    config: Config
+    state_dir: Path
+    spill_dir: Path
+    audit: AuditLog | None = None
+    asker: Asker | None = None
+
+    def __post_init__(self) -> None:
+        self._sessions: dict[str, dict[str, Any]] = {}
+        # Unique per process and cheap: a random prefix plus a counter (uuid4 costs
+        # more than the rest of a trivial call).
+        self._call_prefix = os.urandom(4).hex()
+        self._call_counter = itertools.count(1)
+
+    def _new_call_id(self) -> str:
+        return f"{self._call_prefix}-{next(self._call_counter):06x}"
+
+    async def arun(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        user_id: str = "default",
+        call_id: str | None = None,
+        asker: Asker | None = None,
+        transport: str = "python",
+    ) -> dict[str, Any]:
+        started = time.perf_counter()
+        call_id = call_id or self._new_call_id()
+        tool = self.registry.resolve(name) if isinstance(name, str) else None
+        tool_name = tool.name if tool is not None else str(name)
+        raw_args: Any = {} if args is None else args
+        envelope: dict[str, Any]
+        try:
+            if tool is None:
+                raise self._unknown_tool(name)
+            output = await self._call(tool, raw_args, call_id, user_id, asker, transport)
+            envelope = {"success": True, "output": output}
+        except ToolError as exc:
+            envelope = _error(exc.code, exc.message, exc.details)
+        except asyncio.CancelledError:
+            self._audit(
+                tool_name,
+                raw_args,
+                user_id,
+                call_id,
+                started,
+                transport,
+                _error(ErrorCode.CANCELLED, "cancelled", None),
+            )
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed unexpectedly", tool_name)
+            envelope = _error(
+                ErrorCode.INTERNAL_ERROR,
+                f"{tool_name} failed unexpectedly ({type(exc).__name__}: {exc}). "
+                "This is a bug in the tool; try another approach.",
+                None,
+            )
+        duration_ms = (time.perf_counter() - started) * 1000
+        envelope["meta"] = {
+            "tool": tool_name,
+            "call_id": call_id,
+            "duration_ms": round(duration_ms, 3),
+        }
+        self._audit(tool_name, raw_args, user_id, call_id, started, transport, envelope)
+        return envelope
+
+    async def _call(
+        self,
+        tool: Tool,
+        raw_args: Any,
+        call_id: str,
+        user_id: str,
+        asker: Asker | None,
+        transport: str,
+    ) -> dict[str, Any]:
+        if not isinstance(raw_args, Mapping):
+            raise InvalidInput(
+                f"Arguments for {tool.name} must be a JSON object of named parameters, "
+                f"got {type(raw_args).__name__}."
+            )
+        try:
+            args = tool.args_model.model_validate(raw_args)
+        except ValidationError as exc:
+            raise InvalidInput(describe_validation_error(tool, exc)) from None
+        ctx = ToolContext(
+            call_id=call_id,
+            user_id=user_id,
+            tool=tool.name,
+            jail=self.jail,
+            config=self.config,
+            policy=self.policy,
+            state_dir=self.state_dir,
+            spill_dir=self.spill_dir,
+            session=self._sessions.setdefault(user_id, {}),
+            asker=asker if asker is not None else self.asker,
+            transport=transport,
+            runner=self,
+        )
+        if tool.permission is not None:
+            subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
+            await self.policy.authorize(
+                user_id, tool.permission, subjects, ctx.asker, tool=tool.name
+            )
+        result = await self._execute(tool, args, ctx)
+        return self._bound(tool, _as_dict(result), call_id)
+
+    async def _execute(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+        limit = tool.timeout or DEFAULT_TOOL_TIMEOUT
+        try:
+            if tool.is_async:
+                return await _with_deadline(tool.func(args, ctx), limit)
+            if not tool.blocking:
+                return tool.func(args, ctx)
+            # Blocking sync tools run in a worker thread so a timeout frees the caller;
+            # the tool sees ctx.cancelled and stops at its next check.
+            return await asyncio.wait_for(asyncio.to_thread(tool.func, args, ctx), limit)
+        except (asyncio.TimeoutError, TimeoutError):
+            ctx.cancel()
+            raise ToolError(
+                f"{tool.name} did not finish within {limit:g} s and was stopped. "
+                "Narrow the request (smaller range, more specific path) and retry.",
+                code=ErrorCode.TIMEOUT,
+            ) from None
+
+    def _bound(self, tool: Tool, output: dict[str, Any], call_id: str) -> dict[str, Any]:
+        """Keep every long text field within the limits, spilling the full text to a file."""
+        limits = self.config.limits
+        for key, value in list(output.items()):
+            if not isinstance(value, str) or len(value) <= 1024:
+                continue
+            bounded = bound_text(
+                value,
+                max_lines=limits.max_output_lines,
+                max_bytes=limits.max_output_bytes,
+                spill_dir=self.spill_dir,
+                name=f"{tool.name}-{key}",
+            )
+            if bounded.truncated:
+                output[key] = bounded.text
+                output["truncated"] = True
+                if bounded.spill_path is not None:
+                    output.setdefault("full_output_path", str(bounded.spill_path))
+        return output
+
+    def _unknown_tool(self, name: Any) -> ToolError:
+        disabled = (
+            self.registry.resolve(name, include_disabled=True) if isinstance(name, str) else None
+        )
+        if disabled is not None:
+            return UnknownTool(
+                f"The tool {disabled.name!r} (toolset {disabled.toolset!r}) is disabled in this "
+                "workspace's [toolsets] config. Use another tool or ask the user to enable it.",
+                details={"disabled": disabled.name},
+            )
+        available = sorted(t.name for t in self.registry.enabled() if t.name != "invalid")
+        guess = self.registry.closest(name) if isinstance(name, str) else None
+        hint = f" Did you mean {guess!r}?" if guess else ""
+        return UnknownTool(
+            f"There is no tool named {name!r}.{hint} Available tools: {', '.join(available)}.",
+            details={"available": available, "closest": guess},
+        )
+
+    def _audit(
+        self,
+        tool: str,
+        args: Any,
+        user_id: str,
+        call_id: str,
+        started: float,
+        transport: str,
+        envelope: Mapping[str, Any],
+    ) -> None:
+        if self.audit is None:
+            return
+        error = envelope.get("error")
+        self.audit.record(
+            AuditRecord(
+                ts=time.time(),
+                call_id=call_id,
+                user_id=user_id,
+                tool=tool,
+                args=dict(args) if isinstance(args, Mapping) else {"_raw": repr(args)},
+                outcome="error" if error else "success",
+                error_code=str(error["error_code"]) if error else None,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                workspace=str(self.jail.root),
+                transport=transport,
+            )
+        )
+
+
+def _error(code: ErrorCode, message: str, details: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "success": False,
+        "error": {"error_code": code.value, "message": message, "details": details or {}},
+    }
+
+
+def _as_dict(result: Any) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return result
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    if result is None:
+        return {}
+    if isinstance(result, str):
+        return {"text": result}
+    return {"result": result}
+
+
+async def _with_deadline(coro: Coroutine[Any, Any, Any], limit: float) -> Any:
+    """Await `coro`, cancelling it after `limit` seconds (then TimeoutError).
+
+    A bare timer handle instead of asyncio.timeout()/wait_for(): same semantics for
+    this use, a fraction of the per-call cost, which matters for cheap tools.
+    """
+    task = asyncio.current_task()
+    if task is None:  # not inside a task: nothing to cancel, just run it
+        return await coro
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    handle = asyncio.get_running_loop().call_later(limit, expire)
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        if not expired:
+            raise  # cancelled from outside: let it propagate
+        _uncancel(task)
+        raise TimeoutError from None
+    finally:
+        handle.cancel()
+        if expired and sys.exc_info()[0] is None:
+            _uncancel(task)  # the tool swallowed our cancel and finished anyway
+
+
+def _uncancel(task: asyncio.Task[Any]) -> None:
+    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
+    if uncancel is not None:
+        uncancel()

@@ -1,0 +1,166 @@
+"""``Toolbox``: the public entry point that wires config, jail, policy, audit and tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from local_tools.core.audit import AuditLog
+from local_tools.core.config import Config, load_config
+from local_tools.core.output import cleanup_spills, render_compact
+from local_tools.core.registry import Registry
+from local_tools.core.runner import Runner
+from local_tools.core.state import default_state_dir, workspace_state_dir
+from local_tools.core.tool import Tool
+from local_tools.interact.base import Asker
+from local_tools.security.approvals import ApprovalStore
+from local_tools.security.jail import Jail
+from local_tools.security.policy import Policy
+
+__all__ = ["Toolbox"]
+
+ConfigSource = None | Mapping[str, Any] | str | os.PathLike[str]
+
+
+class Toolbox:
+    """A workspace's tools behind one runner.
+
+    ``Toolbox(workspace, config).run(name, args, user_id=...)`` returns an envelope
+    and never raises; ``arun`` is the same call for asyncio code.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        config: ConfigSource = None,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        asker: Asker | None = None,
+        audit: bool = True,
+        plugins: bool = True,
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        start = Path(workspace) if workspace is not None else Path.cwd()
+        self.config: Config = load_config(
+            dict(config) if isinstance(config, Mapping) else config, start.resolve()
+        )
+        root = start if workspace is not None else Path(self.config.workspace.root)
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        self.spill_dir = self.state_dir / "tool-output"
+        self.spill_dir.mkdir(parents=True, exist_ok=True)
+        cleanup_spills(self.spill_dir)
+        self.jail = Jail(
+            root,
+            # Spilled output must stay readable so a model can page through it.
+            extra_roots=[*self.config.workspace.extra_roots, self.spill_dir],
+            writable_roots=self.config.workspace.writable_roots,
+        )
+        self.workspace = self.jail.root
+        approvals = ApprovalStore(
+            workspace_state_dir(self.state_dir, self.workspace) / "approvals.json"
+        )
+        self.policy = Policy.from_config(self.config, approvals=approvals)
+        self.registry = _build_registry(tools, self.workspace if plugins else None)
+        self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
+        self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
+        self.runner = Runner(
+            registry=self.registry,
+            policy=self.policy,
+            jail=self.jail,
+            config=self.config,
+            state_dir=self.state_dir,
+            spill_dir=self.spill_dir,
+            audit=self.audit,
+            asker=asker,
+        )
+        self._local = threading.local()
+
+    # -- calling ----------------------------------------------------------------
+
+    async def arun(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        user_id: str = "default",
+        asker: Asker | None = None,
+        transport: str = "python",
+    ) -> dict[str, Any]:
+        return await self.runner.arun(name, args, user_id=user_id, asker=asker, transport=transport)
+
+    def run(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        user_id: str = "default",
+        asker: Asker | None = None,
+        transport: str = "python",
+    ) -> dict[str, Any]:
+        coro = self.arun(name, args, user_id=user_id, asker=asker, transport=transport)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._loop().run_until_complete(coro)
+        # Called from inside a running loop (a notebook, an async app): finish the
+        # call on a helper thread rather than fail.
+        result: dict[str, Any] = {}
+        worker = threading.Thread(target=lambda: result.update(asyncio.run(coro)))
+        worker.start()
+        worker.join()
+        return result
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        # One loop per thread, reused: creating a loop per call costs more than the call.
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            self._local.loop = loop
+        return loop
+
+    # -- describing -------------------------------------------------------------
+
+    def tools(self) -> list[dict[str, Any]]:
+        """Enabled tools with name, description, JSON Schema parameters, permission, hints."""
+        return [t.describe() for t in self.registry.enabled() if t.name != "invalid"]
+
+    def render(self, envelope: Mapping[str, Any]) -> str:
+        """The text a model reads for this envelope (the tool's own rendering on success)."""
+        if not envelope.get("success"):
+            err = envelope.get("error") or {}
+            return f"Error [{err.get('error_code')}]: {err.get('message')}"
+        name = (envelope.get("meta") or {}).get("tool", "")
+        tool = self.registry.resolve(name) if name else None
+        output = envelope.get("output")
+        if tool is not None and tool.render is not None:
+            return tool.render(output)
+        return render_compact(output)
+
+    def close(self) -> None:
+        if self.audit is not None:
+            self.audit.close()
+        loop = getattr(self._local, "loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.close()
+
+    def __enter__(self) -> Toolbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _build_registry(tools: Iterable[Tool] | None, workspace: Path | None) -> Registry:
+    from local_tools.tools import builtin_tools  # deferred: keeps `import local_tools` light
+
+    registry = Registry(builtin_tools())
+    for extra in tools or ():
+        registry.add(extra, source="Toolbox(tools=...)")
+    if workspace is not None:
+        registry.load_workspace_tools(workspace)
+        registry.load_entry_points()
+    return registry

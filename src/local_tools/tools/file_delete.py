@@ -1,0 +1,39 @@
+"""file_delete: remove a file, a symlink, or a directory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.tools._common import path_subject
+
+
+class FileDeleteArgs(Args):
+    path: str = Field(description="File or directory to delete, inside the workspace.")
+    recursive: bool = Field(False, description="Required to delete a non-empty directory.")
+
+
+DESCRIPTION = """Delete a file, symlink or directory in the workspace.
+
+A non-empty directory needs recursive=true. A symlink is removed itself; what it
+points to is never touched. The workspace root and paths outside it are refused.
+Deleting cannot be undone; by default the user is asked first."""
+
+
+@tool(
+    "file_delete",
+    args=FileDeleteArgs,
+    description=DESCRIPTION,
+    permission="delete:file",
+    aliases=("FileDelete", "delete_file"),
+    hints=Hints(destructive=True),
+    toolset="files",
+    subjects=path_subject,
+)
+def file_delete(args: FileDeleteArgs, ctx: ToolContext) -> dict[str, Any]:
+    shown = ctx.jail.display(ctx.jail.resolve(args.path))
+    kind = ctx.jail.delete(args.path, recursive=args.recursive)
+    return {"path": shown, "deleted": True, "type": kind}

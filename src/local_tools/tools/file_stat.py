@@ -1,0 +1,71 @@
+"""file_stat: type, size, times and line count of one path."""
+
+from __future__ import annotations
+
+import stat
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.tools._common import iso_time, path_subject
+
+# Counting lines means reading the file; past this size the count is skipped.
+MAX_COUNT_BYTES = 64 * 1024 * 1024
+
+
+class FileStatArgs(Args):
+    path: str = Field(description="Path to inspect, workspace-relative or absolute.")
+
+
+DESCRIPTION = """Show what a path is without reading it: type (file, directory, symlink),
+size in bytes, last-modified time (UTC), whether it is read-only, and the number of
+lines for text files up to 64 MB. A symlink is described, not followed."""
+
+
+@tool(
+    "file_stat",
+    args=FileStatArgs,
+    description=DESCRIPTION,
+    permission="read:file",
+    aliases=("stat",),
+    hints=Hints(read_only=True, idempotent=True),
+    toolset="files",
+    subjects=path_subject,
+)
+def file_stat(args: FileStatArgs, ctx: ToolContext) -> dict[str, Any]:
+    st = ctx.jail.stat(args.path, follow_symlinks=False)
+    resolved = ctx.jail.resolve(args.path)
+    if stat.S_ISLNK(st.st_mode):
+        kind = "symlink"
+    elif stat.S_ISDIR(st.st_mode):
+        kind = "directory"
+    elif stat.S_ISREG(st.st_mode):
+        kind = "file"
+    else:
+        kind = "other"
+    result: dict[str, Any] = {
+        "path": ctx.jail.display(resolved),
+        "type": kind,
+        "size": st.st_size,
+        "last_modified": iso_time(st.st_mtime),
+        "readonly": not (st.st_mode & stat.S_IWUSR) or not ctx.jail.is_writable(resolved),
+        "lines": None,
+    }
+    if kind == "file" and st.st_size <= MAX_COUNT_BYTES:
+        result["lines"] = _count_text_lines(args.path, ctx)
+    return result
+
+
+def _count_text_lines(path: str, ctx: ToolContext) -> int | None:
+    """Line count of a text file; None for binary content."""
+    lines = 0
+    last = b""
+    with ctx.jail.open_read(path) as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            if b"\0" in chunk:
+                return None
+            lines += chunk.count(b"\n")
+            last = chunk
+    return lines + (1 if last and not last.endswith(b"\n") else 0)

@@ -1,0 +1,48 @@
+"""Shared fixtures: a real workspace folder and a real state dir per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_tools import Toolbox
+from local_tools.core.state import STATE_DIR_ENV
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Never touch the real user state dir or config from a test."""
+    state = tmp_path / "state"
+    monkeypatch.setenv(STATE_DIR_ENV, str(state))
+    monkeypatch.delenv("LOCAL_TOOLS_CONFIG", raising=False)
+    return state
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def make_toolbox(workspace: Path, tmp_path: Path) -> Iterator[Any]:
+    made: list[Toolbox] = []
+
+    def make(config: Any = None, **kwargs: Any) -> Toolbox:
+        kwargs.setdefault("state_dir", tmp_path / "state")
+        tb = Toolbox(kwargs.pop("workspace", workspace), config, **kwargs)
+        made.append(tb)
+        return tb
+
+    yield make
+    for tb in made:
+        tb.close()
+
+
+@pytest.fixture
+def tb(make_toolbox: Any) -> Toolbox:
+    return make_toolbox()

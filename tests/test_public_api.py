@@ -1,0 +1,40 @@
+"""The public surface: what `import local_tools` promises, and the guide's tool_runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import local_tools
+from envelopes import err, ok
+from local_tools import tool_runner
+
+
+def test_public_names_pinned() -> None:
+    assert sorted(local_tools.__all__) == sorted(
+        ["Args", "ErrorCode", "Hints", "Tool", "ToolContext", "ToolError", "Toolbox", "tool"]
+    )
+
+
+def test_tool_runner_run_as_in_the_guide(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (workspace / "notes.txt").write_text("guide\n")
+    monkeypatch.chdir(workspace)
+    env = tool_runner.run({"tool": "FileRead", "args": {"path": "notes.txt", "user_id": "alice"}})
+    assert ok(env)["content"] == "guide\n"
+    env = tool_runner.run(
+        {"tool": "FileWrite", "args": {"path": "n.txt", "content": "x", "user_id": "alice"}}
+    )
+    assert ok(env)["created"] is True
+    err(
+        tool_runner.run({"tool": "ListDirectory", "args": {"path": "..", "user_id": "a"}}),
+        "PERMISSION_DENIED",
+    )
+
+
+def test_tool_runner_bad_requests() -> None:
+    err(tool_runner.run({"args": {}}), "INVALID_INPUT")
+    err(tool_runner.run("read_file"), "INVALID_INPUT")  # type: ignore[arg-type]
+    missing = os.path.join(os.sep, "no", "such", "workspace")
+    err(tool_runner.run({"tool": "FileRead", "workspace": missing, "args": {}}), "INVALID_INPUT")
