@@ -1,0 +1,31 @@
+# The two commands a newcomer needs:
+#   make run    set up .venv and run local-tools on this directory
+#   make test   set up .venv and run lint + the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: run test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/local-tools doctor
+	$(BIN)/local-tools list
+	$(BIN)/local-tools call read_file path=README.md limit=12 --text
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(BIN)/.installed
+	$(BIN)/python benchmarks/dispatch.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

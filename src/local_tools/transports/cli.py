@@ -1,0 +1,194 @@
+"""The ``local-tools`` command: call, list, schema, log, doctor, init.
+
+Thin: parse arguments, build a Toolbox, print. Exit codes for ``call``: 0 success,
+1 tool error, 2 usage error (bad arguments, bad config).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from local_tools.core.config import ConfigError, default_config_toml
+from local_tools.transports.schemas import FORMATS, tool_schemas
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    ns = parser.parse_args(argv)
+    if not getattr(ns, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(ns.handler(ns))
+    except (UsageError, ConfigError) as exc:
+        print(f"local-tools: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", "-w", help="workspace root (default: current directory)")
+    common.add_argument("--config", "-c", help="local-tools.toml to use")
+    parser = argparse.ArgumentParser(
+        prog="local-tools", description="A secure tool runtime for LLM agents.", parents=[common]
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    call = sub.add_parser("call", parents=[common], help="call a tool, print the envelope")
+    call.add_argument("tool")
+    call.add_argument("pairs", nargs="*", metavar="KEY=VALUE", help="arguments")
+    call.add_argument("--json", dest="args_json", help="arguments as a JSON object")
+    call.add_argument("--user", default="default", help="user id for permissions and audit")
+    call.add_argument("--text", action="store_true", help="print what a model reads instead")
+    call.set_defaults(handler=_cmd_call)
+
+    lst = sub.add_parser("list", parents=[common], help="tools, toolsets and aliases")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(handler=_cmd_list)
+
+    schema = sub.add_parser("schema", parents=[common], help="tool schemas for model APIs")
+    schema.add_argument("--format", choices=FORMATS, default="openai")
+    schema.set_defaults(handler=_cmd_schema)
+
+    logp = sub.add_parser("log", parents=[common], help="recent calls from the audit log")
+    logp.add_argument("--tool")
+    logp.add_argument("--user")
+    logp.add_argument("--outcome", choices=("success", "error"))
+    logp.add_argument("--limit", type=int, default=20)
+    logp.add_argument("--json", action="store_true")
+    logp.set_defaults(handler=_cmd_log)
+
+    doctor = sub.add_parser("doctor", parents=[common], help="what this machine supports")
+    doctor.set_defaults(handler=_cmd_doctor)
+
+    init = sub.add_parser("init", parents=[common], help="write a commented local-tools.toml")
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    init.set_defaults(handler=_cmd_init)
+    return parser
+
+
+def _toolbox(ns: argparse.Namespace, *, interactive: bool = False) -> Any:
+    from local_tools.interact.terminal import TerminalAsker
+    from local_tools.toolbox import Toolbox
+
+    asker = TerminalAsker() if interactive and TerminalAsker.available() else None
+    return Toolbox(ns.workspace, ns.config, asker=asker)
+
+
+def _parse_args(ns: argparse.Namespace, string_fields: set[str]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if ns.args_json:
+        try:
+            loaded = json.loads(ns.args_json)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--json is not valid JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise UsageError("--json must be a JSON object")
+        args.update(loaded)
+    for pair in ns.pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"expected KEY=VALUE, got {pair!r}")
+        args[key] = value if key in string_fields else _json_or_text(value)
+    return args
+
+
+def _json_or_text(value: str) -> Any:
+    """`limit=10` is a number and `recursive=true` a bool; anything else stays text."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def _cmd_call(ns: argparse.Namespace) -> int:
+    with _toolbox(ns, interactive=True) as tb:
+        found = tb.registry.resolve(ns.tool)
+        string_fields = {
+            name
+            for name, prop in (found.parameters["properties"].items() if found else ())
+            if prop.get("type") == "string"
+        }
+        envelope = tb.run(ns.tool, _parse_args(ns, string_fields), user_id=ns.user, transport="cli")
+        if ns.text:
+            print(tb.render(envelope))
+        else:
+            print(json.dumps(envelope, indent=2, ensure_ascii=False))
+    return EXIT_OK if envelope["success"] else EXIT_TOOL_ERROR
+
+
+def _cmd_list(ns: argparse.Namespace) -> int:
+    with _toolbox(ns) as tb:
+        tools = tb.tools()
+        if ns.json:
+            print(json.dumps(tools, indent=2, ensure_ascii=False))
+            return EXIT_OK
+        by_set: dict[str, list[dict[str, Any]]] = {}
+        for t in tools:
+            by_set.setdefault(t["toolset"], []).append(t)
+        for toolset, members in sorted(by_set.items()):
+            print(f"[{toolset}]")
+            for t in members:
+                aliases = f"  (aliases: {', '.join(t['aliases'])})" if t["aliases"] else ""
+                first = t["description"].splitlines()[0]
+                print(f"  {t['name']:<14} {t['permission'] or '-':<16} {first}{aliases}")
+    return EXIT_OK
+
+
+def _cmd_schema(ns: argparse.Namespace) -> int:
+    with _toolbox(ns) as tb:
+        print(
+            json.dumps(tool_schemas(tb.registry.enabled(), ns.format), indent=2, ensure_ascii=False)
+        )
+    return EXIT_OK
+
+
+def _cmd_log(ns: argparse.Namespace) -> int:
+    with _toolbox(ns) as tb:
+        if tb.audit is None:
+            raise UsageError("the audit log is disabled")
+        records = tb.audit.query(tool=ns.tool, user=ns.user, outcome=ns.outcome, limit=ns.limit)
+    if ns.json:
+        print(json.dumps([r.__dict__ for r in records], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not records:
+        print("(no calls logged yet)")
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.ts))
+        outcome = r.outcome if r.outcome == "success" else f"error {r.error_code}"
+        args = json.dumps(r.args, ensure_ascii=False)
+        args = args if len(args) <= 80 else args[:77] + "..."
+        print(f"{when}  {r.user_id:<10} {r.tool:<14} {outcome:<22} {r.duration_ms:8.1f} ms  {args}")
+    return EXIT_OK
+
+
+def _cmd_doctor(ns: argparse.Namespace) -> int:
+    from local_tools.doctor import diagnose
+
+    with _toolbox(ns) as tb:
+        for name, value in diagnose(tb):
+            print(f"{name:<16} {value}")
+    return EXIT_OK
+
+
+def _cmd_init(ns: argparse.Namespace) -> int:
+    target = Path(ns.config) if ns.config else Path(ns.workspace or ".") / "local-tools.toml"
+    if target.exists() and not ns.force:
+        raise UsageError(f"{target} already exists (use --force to replace it)")
+    target.write_text(default_config_toml(), encoding="utf-8")
+    print(f"wrote {target}")
+    return EXIT_OK

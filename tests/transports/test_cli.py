@@ -1,0 +1,148 @@
+"""The local-tools command, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def cli(*args: str, cwd: Path, state: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LOCAL_TOOLS_STATE_DIR": str(state)}
+    env.pop("LOCAL_TOOLS_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "local_tools", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+def test_call_prints_envelope(workspace: Path, state: Path) -> None:
+    (workspace / "README.md").write_text("# hi\n")
+    r = cli("call", "read_file", "path=README.md", cwd=workspace, state=state)
+    assert r.returncode == 0, r.stderr
+    env = json.loads(r.stdout)
+    assert env["success"] and env["output"]["content"] == "# hi\n"
+
+
+def test_call_types_follow_schema(workspace: Path, state: Path) -> None:
+    # `content=123` stays text because content is a string; `limit=1` becomes a number.
+    r = cli("call", "write_file", "path=n.txt", "content=123", cwd=workspace, state=state)
+    assert r.returncode == 0, r.stdout
+    assert (workspace / "n.txt").read_text() == "123"
+    (workspace / "two.txt").write_text("a\nb\n")
+    r = cli("call", "read_file", "path=two.txt", "limit=1", cwd=workspace, state=state)
+    assert json.loads(r.stdout)["output"]["content"] == "a\n"
+
+
+def test_call_json_args_and_text(workspace: Path, state: Path) -> None:
+    (workspace / "a.txt").write_text("x\ny\n")
+    r = cli(
+        "call",
+        "read_file",
+        "--json",
+        '{"path": "a.txt", "offset": 2}',
+        "--text",
+        cwd=workspace,
+        state=state,
+    )
+    assert r.returncode == 0
+    assert r.stdout.startswith("2\ty")
+
+
+def test_tool_error_exit_1(workspace: Path, state: Path) -> None:
+    r = cli("call", "read_file", "path=missing.txt", cwd=workspace, state=state)
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["error"]["error_code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    "args", [("call", "read_file", "nokeyvalue"), ("call", "read_file", "--json", "[1"), ()]
+)
+def test_usage_error_exit_2(workspace: Path, state: Path, args: tuple[str, ...]) -> None:
+    r = cli(*args, cwd=workspace, state=state)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_config_exit_2_names_key(workspace: Path, state: Path) -> None:
+    (workspace / "local-tools.toml").write_text("[limits]\nmax_output_lines = -1\n")
+    r = cli("list", cwd=workspace, state=state)
+    assert r.returncode == 2
+    assert "max_output_lines" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ask_without_tty_is_denied(workspace: Path, state: Path) -> None:
+    (workspace / "f").write_text("x")
+    r = cli("call", "file_delete", "path=f", cwd=workspace, state=state)
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["error"]["error_code"] == "PERMISSION_DENIED"
+    assert (workspace / "f").exists()
+
+
+def test_workspace_flag(tmp_path: Path, workspace: Path, state: Path) -> None:
+    (workspace / "w.txt").write_text("w")
+    r = cli(
+        "call", "read_file", "path=w.txt", "--workspace", str(workspace), cwd=tmp_path, state=state
+    )
+    assert json.loads(r.stdout)["output"]["content"] == "w"
+
+
+def test_list_and_json(workspace: Path, state: Path) -> None:
+    r = cli("list", cwd=workspace, state=state)
+    assert "[files]" in r.stdout and "read_file" in r.stdout and "FileRead" in r.stdout
+    tools = json.loads(cli("list", "--json", cwd=workspace, state=state).stdout)
+    assert {"read_file", "write_file", "list_dir", "file_stat", "file_delete"} <= {
+        t["name"] for t in tools
+    }
+
+
+@pytest.mark.parametrize(
+    ("fmt", "key"), [("openai", "function"), ("anthropic", "input_schema"), ("mcp", "inputSchema")]
+)
+def test_schema_formats(workspace: Path, state: Path, fmt: str, key: str) -> None:
+    r = cli("schema", "--format", fmt, cwd=workspace, state=state)
+    schemas = json.loads(r.stdout)
+    assert schemas and all(key in s for s in schemas)
+    if fmt == "mcp":
+        read = next(s for s in schemas if s["name"] == "read_file")
+        assert read["annotations"]["readOnlyHint"] is True
+
+
+def test_log_shows_calls(workspace: Path, state: Path) -> None:
+    cli("call", "read_file", "path=nope", cwd=workspace, state=state)
+    cli("call", "list_dir", cwd=workspace, state=state, stdin="")
+    r = cli("log", cwd=workspace, state=state)
+    lines = r.stdout.splitlines()
+    assert "list_dir" in lines[0] and "read_file" in lines[1] and "NOT_FOUND" in lines[1]
+    r = cli("log", "--outcome", "error", "--json", cwd=workspace, state=state)
+    records = json.loads(r.stdout)
+    assert [rec["tool"] for rec in records] == ["read_file"]
+
+
+def test_doctor(workspace: Path, state: Path) -> None:
+    r = cli("doctor", cwd=workspace, state=state)
+    assert r.returncode == 0
+    assert (
+        "path jail" in r.stdout and "ripgrep" in r.stdout and str(workspace.resolve()) in r.stdout
+    )
+
+
+def test_init_writes_loadable_config(workspace: Path, state: Path) -> None:
+    r = cli("init", cwd=workspace, state=state)
+    assert r.returncode == 0 and (workspace / "local-tools.toml").exists()
+    assert cli("list", cwd=workspace, state=state).returncode == 0
+    assert cli("init", cwd=workspace, state=state).returncode == 2
