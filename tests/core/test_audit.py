@@ -102,14 +102,15 @@ def test_buffer_reaching_flush_every_is_written(
     assert {r.call_id for r in read_all(db)} == {"a", "b"}
 
 
-def test_buffer_reaching_flush_every_wakes_the_thread(
+def test_full_batch_is_written_inline_even_with_a_thread(
     open_log: Callable[..., AuditLog], db: Path
 ) -> None:
     log = open_log(flush_every=2, flush_interval=3600)  # the interval never fires
     log.record(rec(call_id="x"))
     assert read_all(db) == []
     log.record(rec(call_id="y"))
-    assert wait_for(lambda: {"x", "y"} <= {r.call_id for r in read_all(db)})
+    # no waiting: the caller that filled the batch wrote it
+    assert {r.call_id for r in read_all(db)} == {"x", "y"}
 
 
 def test_flushed_by_interval(open_log: Callable[..., AuditLog], db: Path) -> None:
@@ -307,15 +308,15 @@ def test_failing_writes_warn_once_and_never_raise(
 # --------------------------------------------------------------------------- schema
 
 
-def test_schema_wal_and_indexes(open_log: Callable[..., AuditLog], db: Path) -> None:
+def test_schema_wal_and_no_write_costly_indexes(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
     open_log(flush_interval=0)
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        names = [r[1] for r in conn.execute("PRAGMA index_list(calls)")]
-        # the leading column of each index (seqno 0)
-        indexed = {conn.execute(f"PRAGMA index_info({n})").fetchone()[2] for n in names}
-        assert {"ts", "tool", "user_id", "outcome"} <= indexed
+        # every call inserts a row: secondary indexes would multiply that cost
+        assert conn.execute("PRAGMA index_list(calls)").fetchall() == []
         versions = [r[0] for r in conn.execute("SELECT version FROM _migrations")]
         assert versions == [v for v, _ in MIGRATIONS]
     finally:

@@ -146,3 +146,19 @@ def test_init_writes_loadable_config(workspace: Path, state: Path) -> None:
     assert r.returncode == 0 and (workspace / "local-tools.toml").exists()
     assert cli("list", cwd=workspace, state=state).returncode == 0
     assert cli("init", cwd=workspace, state=state).returncode == 2
+
+
+def test_missing_workspace_is_a_usage_error(tmp_path: Path, state: Path) -> None:
+    r = cli("list", "--workspace", str(tmp_path / "nope"), cwd=tmp_path, state=state)
+    assert r.returncode == 2
+    assert "nope" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_broken_plugin_is_a_usage_error(workspace: Path, state: Path) -> None:
+    (workspace / ".local-tools" / "tools").mkdir(parents=True)
+    (workspace / ".local-tools" / "tools" / "bad.py").write_text("raise RuntimeError('x')\n")
+    r = cli("list", cwd=workspace, state=state)
+    assert r.returncode == 2
+    assert "bad.py" in r.stderr
+    assert "Traceback" not in r.stderr

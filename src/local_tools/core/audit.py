@@ -2,8 +2,8 @@
 
 ``AuditLog.record`` is on the hot path of every call, so it only appends the record
 to an in-memory buffer. Redaction, JSON encoding and the SQLite write happen later,
-in batches: when the buffer reaches ``flush_every`` records (the background thread
-is woken), every ``flush_interval`` seconds, on ``flush()``/``query()``, on
+in batches: when the buffer reaches ``flush_every`` records (by the caller that
+filled it), every ``flush_interval`` seconds (a background thread), on ``flush()``/``query()``, on
 ``close()``, when the log is garbage-collected and at interpreter exit. A failed
 write (disk full, read-only dir, locked db) is logged as a warning and the batch is
 dropped: auditing must never break a tool call.
@@ -263,11 +263,12 @@ class AuditLog:
             else:  # the writer cannot keep up (db locked for long): say so, once
                 store.failed(OverflowError(f"more than {MAX_PENDING} records pending"), 1)
             return
-        if pending == store.flush_every:
-            if store.thread is not None:
-                store.wake.set()
-            else:
-                store.flush()
+        if pending >= store.flush_every:
+            # A full batch is written by the caller, inline: handing it to the thread
+            # costs more (GIL hand-offs) than the write itself, and a thread that falls
+            # behind a busy caller would let records pile up. The thread only writes
+            # what a quiet period leaves in the buffer.
+            store.flush()
 
     def _emit(self, rec: AuditRecord) -> None:
         try:
@@ -336,7 +337,7 @@ class AuditLog:
             where.append("ts >= ?")
             params.append(since)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        sql = f"SELECT {_COLUMNS} FROM calls{clause} ORDER BY ts DESC, id DESC LIMIT ?"
+        sql = f"SELECT {_COLUMNS} FROM calls{clause} ORDER BY id DESC LIMIT ?"
         params.append(max(0, limit))
         with store.db_lock:
             rows = store.connect().execute(sql, params).fetchall()

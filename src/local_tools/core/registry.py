@@ -20,7 +20,7 @@ from typing import Any
 
 from local_tools.core.tool import Tool
 
-__all__ = ["ENTRY_POINT_GROUP", "DuplicateToolError", "Registry"]
+__all__ = ["ENTRY_POINT_GROUP", "DuplicateToolError", "PluginError", "Registry"]
 
 ENTRY_POINT_GROUP = "local_tools.tools"
 WORKSPACE_TOOLS_DIR = Path(".local-tools") / "tools"
@@ -29,7 +29,11 @@ log = logging.getLogger(__name__)
 
 
 class DuplicateToolError(ValueError):
-    pass
+    """Two tools claim one name or alias."""
+
+
+class PluginError(RuntimeError):
+    """A custom tool file or entry point could not be loaded."""
 
 
 class Registry:
@@ -83,7 +87,14 @@ class Registry:
     def load_entry_points(self) -> list[str]:
         added: list[str] = []
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            for t in _tools_in(ep.load()):
+            try:
+                loaded = _tools_in(ep.load())
+            except Exception as exc:
+                raise PluginError(
+                    f"cannot load custom tools from entry point {ep.name!r} ({ep.value}): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            for t in loaded:
                 self.add(t, source=f"entry point {ep.name!r} ({ep.value})")
                 added.append(t.name)
         return added
@@ -156,8 +167,14 @@ def _import_file(path: Path) -> ModuleType:
     name = f"local_tools_workspace_tools.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import custom tool file {path}")
+        raise PluginError(f"cannot load custom tool file {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise PluginError(
+            f"cannot load custom tool file {path}: {type(exc).__name__}: {exc}"
+        ) from exc
     return module

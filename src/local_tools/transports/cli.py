@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from local_tools.core.config import ConfigError, default_config_toml
+from local_tools.core.errors import ToolError
+from local_tools.core.registry import DuplicateToolError, PluginError
 from local_tools.transports.schemas import FORMATS, tool_schemas
 
 __all__ = ["main"]
@@ -34,8 +36,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(ns.handler(ns))
-    except (UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError, DuplicateToolError, PluginError) as exc:
         print(f"local-tools: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ToolError as exc:  # the workspace itself is unusable (missing root, ...)
+        print(f"local-tools: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
 
 
@@ -144,9 +149,15 @@ def _cmd_list(ns: argparse.Namespace) -> int:
             print(f"[{toolset}]")
             for t in members:
                 aliases = f"  (aliases: {', '.join(t['aliases'])})" if t["aliases"] else ""
-                first = t["description"].splitlines()[0]
+                first = _summary(t["description"])
                 print(f"  {t['name']:<14} {t['permission'] or '-':<16} {first}{aliases}")
     return EXIT_OK
+
+
+def _summary(description: str, width: int = 60) -> str:
+    """The first paragraph on one line, cut to `width` characters."""
+    text = " ".join(description.split("\n\n")[0].split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
 def _cmd_schema(ns: argparse.Namespace) -> int:
