@@ -38,3 +38,22 @@ def test_tool_runner_bad_requests() -> None:
     err(tool_runner.run("read_file"), "INVALID_INPUT")  # type: ignore[arg-type]
     missing = os.path.join(os.sep, "no", "such", "workspace")
     err(tool_runner.run({"tool": "FileRead", "workspace": missing, "args": {}}), "INVALID_INPUT")
+
+
+def test_tool_runner_host_user_id_wins(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (workspace / "payroll.txt").write_text("top secret")
+    (workspace / "local-tools.toml").write_text('[users.guest.permissions]\n"read:file" = "deny"\n')
+    monkeypatch.chdir(workspace)
+    request = {
+        "tool": "read_file",
+        "user_id": "guest",
+        "args": {"path": "payroll.txt", "user_id": "default"},
+    }
+    env = tool_runner.run(request)
+    err(env, "PERMISSION_DENIED")
+    assert "top secret" not in str(env)
+
+
+@pytest.mark.parametrize("args", ["a.txt", [1, 2], 3])
+def test_tool_runner_non_object_args(args: object) -> None:
+    err(tool_runner.run({"tool": "read_file", "args": args}), "INVALID_INPUT")

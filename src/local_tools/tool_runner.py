@@ -24,8 +24,14 @@ def run(request: Mapping[str, Any]) -> dict[str, Any]:
             ErrorCode.INVALID_INPUT,
             'A request is {"tool": "<name>", "args": {...}}; "tool" is missing.',
         )
-    args = dict(request.get("args") or {})
-    user_id = str(args.pop("user_id", request.get("user_id", "default")))
+    raw = request.get("args") or {}
+    if not isinstance(raw, Mapping):
+        return _error(ErrorCode.INVALID_INPUT, '"args" must be an object of named arguments.')
+    args = dict(raw)
+    # The host's user_id (beside args) wins: a model writing "user_id" into its own
+    # arguments must not choose whose permissions apply.
+    in_args = args.pop("user_id", None)
+    user_id = str(request.get("user_id") or in_args or "default")
     workspace = str(request.get("workspace") or os.getcwd())
     toolbox = _toolboxes.get(workspace)
     if toolbox is None:

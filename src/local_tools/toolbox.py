@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from local_tools.core.audit import AuditLog
-from local_tools.core.config import Config, load_config
+from local_tools.core.config import Action, Config, load_config
 from local_tools.core.output import cleanup_spills, render_compact
 from local_tools.core.registry import Registry
 from local_tools.core.runner import Runner
@@ -48,9 +48,13 @@ class Toolbox:
         self.config: Config = load_config(
             dict(config) if isinstance(config, Mapping) else config, start.resolve()
         )
-        root = start if workspace is not None else Path(self.config.workspace.root)
+        # The config decides the jail when it names a root; otherwise it is the
+        # workspace it was loaded for.
+        root = Path(self.config.workspace.root)
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
-        self.spill_dir = self.state_dir / "tool-output"
+        ws_state = workspace_state_dir(self.state_dir, Path(os.path.realpath(root)))
+        # Per workspace: one workspace's spilled output is not readable from another.
+        self.spill_dir = ws_state / "tool-output"
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         cleanup_spills(self.spill_dir)
         self.jail = Jail(
@@ -60,10 +64,10 @@ class Toolbox:
             writable_roots=self.config.workspace.writable_roots,
         )
         self.workspace = self.jail.root
-        approvals = ApprovalStore(
-            workspace_state_dir(self.state_dir, self.workspace) / "approvals.json"
+        approvals = ApprovalStore(ws_state / "approvals.json")
+        self.policy = Policy.from_config(
+            self.config, approvals=approvals, protected=self._protected_paths()
         )
-        self.policy = Policy.from_config(self.config, approvals=approvals)
         self.registry = _build_registry(tools, self.workspace if plugins else None)
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
         self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
@@ -78,6 +82,25 @@ class Toolbox:
             asker=asker,
         )
         self._local = threading.local()
+
+    def _protected_paths(self) -> dict[str, dict[str, Action]]:
+        """Rules no broad allow lifts for the files that steer local-tools itself.
+
+        The state dir holds approvals and the audit log: an agent must never write it,
+        even when a root contains it (a workspace of `~`). The config file in use is
+        protected like `local-tools.toml`, wherever it lies.
+        """
+        rules: dict[str, dict[str, Action]] = {}
+        state = self.jail.display(os.path.realpath(self.state_dir))
+        for permission in ("read:file", "write:file", "delete:file"):
+            rules[permission] = {state: "deny", f"{state}/*": "deny"}
+        rules["read:file"][f"{self.jail.display(os.path.realpath(self.spill_dir))}/*"] = "allow"
+        source = self.config.source
+        if source and os.path.isfile(source):
+            shown = self.jail.display(os.path.realpath(source))
+            rules["write:file"][shown] = "ask"
+            rules["delete:file"][shown] = "ask"
+        return rules
 
     # -- calling ----------------------------------------------------------------
 
@@ -116,11 +139,10 @@ class Toolbox:
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         # One loop per thread, reused: creating a loop per call costs more than the call.
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is None or loop.is_closed():
-            loop = asyncio.new_event_loop()
-            self._local.loop = loop
-        return loop
+        holder: _LoopHolder | None = getattr(self._local, "loop", None)
+        if holder is None or holder.loop.is_closed():
+            holder = self._local.loop = _LoopHolder()
+        return holder.loop
 
     # -- describing -------------------------------------------------------------
 
@@ -143,15 +165,26 @@ class Toolbox:
     def close(self) -> None:
         if self.audit is not None:
             self.audit.close()
-        loop = getattr(self._local, "loop", None)
-        if loop is not None and not loop.is_closed():
-            loop.close()
+        holder: _LoopHolder | None = getattr(self._local, "loop", None)
+        if holder is not None:
+            holder.loop.close()
 
     def __enter__(self) -> Toolbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _LoopHolder:
+    """Owns a thread's loop; closes it when the thread ends and its locals are dropped."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.close()
 
 
 def _build_registry(tools: Iterable[Tool] | None, workspace: Path | None) -> Registry:

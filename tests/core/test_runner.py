@@ -289,3 +289,30 @@ def test_error_codes_are_the_documented_set() -> None:
         "CANCELLED",
         "INTERNAL_ERROR",
     }
+
+
+def test_hostile_argument_values_are_invalid_input(tbx: Toolbox) -> None:
+    nested: list[Any] = []
+    inner = nested
+    for _ in range(3000):
+        inner.append([])
+        inner = inner[0]
+    for value in (10**5000, nested, float("nan"), {"\ud800": 1}):
+        err(tbx.run("echo", {"text": value}), "INVALID_INPUT")
+
+
+def test_sync_facade_from_many_threads_leaks_no_loops(tbx: Toolbox) -> None:
+    import gc
+
+    results: list[dict[str, Any]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(tbx.run("echo", {"text": "t"})))
+        for _ in range(20)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gc.collect()  # an unclosed loop would warn here, and warnings are errors
+    assert len(results) == 20
+    assert all(r["success"] for r in results)

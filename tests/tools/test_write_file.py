@@ -80,6 +80,7 @@ def test_symlink_is_replaced_not_followed(tb: Toolbox, workspace: Path, tmp_path
 def test_outside_denied(tb: Toolbox, workspace: Path, path: str) -> None:
     err(tb.run("write_file", {"path": path, "content": "x"}), "PERMISSION_DENIED")
     assert not (workspace.parent / "escape.txt").exists()
+    assert not (workspace.parent / "x").exists()
     assert not Path("/tmp/escape-local-tools.txt").exists()
 
 
@@ -97,8 +98,10 @@ def test_invalid_input(tb: Toolbox) -> None:
 
 def test_directory_target(tb: Toolbox, workspace: Path) -> None:
     (workspace / "d").mkdir()
-    env = tb.run("write_file", {"path": "d", "content": "x", "overwrite": True})
-    assert not env["success"]
+    msg = err(
+        tb.run("write_file", {"path": "d", "content": "x", "overwrite": True}), "INVALID_INPUT"
+    )
+    assert "directory" in msg
     assert (workspace / "d").is_dir()
 
 

@@ -162,3 +162,30 @@ def test_broken_plugin_is_a_usage_error(workspace: Path, state: Path) -> None:
     assert r.returncode == 2
     assert "bad.py" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_flags_before_the_subcommand_count(tmp_path: Path, workspace: Path, state: Path) -> None:
+    (workspace / "secret.txt").write_text("s3cret")
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[permissions]\n"read:file" = "deny"\n')
+    r = cli(
+        "--config", str(strict), "call", "read_file", "path=secret.txt", cwd=workspace, state=state
+    )
+    assert r.returncode == 1
+    assert "s3cret" not in r.stdout
+    r = cli(
+        "--workspace",
+        str(workspace),
+        "call",
+        "file_stat",
+        "path=secret.txt",
+        cwd=tmp_path,
+        state=state,
+    )
+    assert json.loads(r.stdout)["output"]["path"] == "secret.txt"
+
+
+def test_init_into_missing_dir_is_usage_error(tmp_path: Path, state: Path) -> None:
+    r = cli("init", "-w", str(tmp_path / "missing"), cwd=tmp_path, state=state)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import reprlib
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -26,14 +27,24 @@ def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
             hint = f" (did you mean '{guess[0]}'?)" if guess else ""
             problems.append(f"'{loc}' is not a parameter of {tool.name}{hint}")
         else:
-            got = err.get("input")
-            shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "..."
-            problems.append(f"'{loc}': {err['msg']} (got {shown})")
+            problems.append(f"'{loc}': {err['msg']} (got {_short_repr(err.get('input'))})")
     return (
         f"Invalid arguments for {tool.name}: "
         + "; ".join(problems)
         + f". Parameters: {describe_parameters(tool)}."
     )
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = 60
+_repr.maxother = 60
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        return _repr.repr(value)
+    except Exception:  # huge ints, deep nesting: the type is enough
+        return f"a {type(value).__name__}"
 
 
 def describe_parameters(tool: Tool) -> str:

@@ -4,34 +4,14 @@ from __future__ import annotations
 
 from local_tools.core.config import CONFIG_FILENAME, Action
 
-__all__ = ["DEFAULT_PERMISSIONS"]
+__all__ = ["DEFAULT_PERMISSIONS", "PROTECTED_PERMISSIONS", "SELF_PROTECTED_PATHS"]
 
 # Built-in rules, in order (the last match wins). Conservative on purpose: only
 # commands that cannot write or run other programs are allowed, and flags that
 # would make them do so are sent back to ask.
 DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
-    "read:file": {
-        "*": "allow",
-        # .env-style secrets: a model reading them may leak them into a transcript.
-        "*.env": "ask",
-        ".env.*": "ask",
-        "*/.env.*": "ask",
-        "*.env.example": "allow",
-        "*.env.sample": "allow",
-        "*.env.template": "allow",
-    },
-    "write:file": {
-        "*": "allow",
-        # Writing these would let an agent grant itself more than it was given:
-        # git config runs commands (core.fsmonitor) on an allowed `git status`,
-        # and the config and workspace plugins are loaded on the next start.
-        ".git": "ask",
-        ".git/*": "ask",
-        "*/.git": "ask",
-        "*/.git/*": "ask",
-        CONFIG_FILENAME: "ask",
-        ".local-tools/*": "ask",
-    },
+    "read:file": {"*": "allow"},
+    "write:file": {"*": "allow"},
     "delete:file": {"*": "ask"},
     "network:outbound": {"*": "ask"},
     "execute:command": {
@@ -70,4 +50,34 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
         "*.env *": "ask",
         "*.env.*": "ask",
     },
+}
+
+# Writing these would let an agent grant itself more than it was given: git config
+# runs commands (core.fsmonitor) on an allowed `git status`, and the config and
+# workspace plugins are loaded on the next start.
+SELF_PROTECTED_PATHS: tuple[str, ...] = (
+    ".git",
+    ".git/*",
+    "*/.git",
+    "*/.git/*",
+    CONFIG_FILENAME,
+    ".local-tools",
+    ".local-tools/*",
+)
+
+# Protections that a broad rule does not lift: the policy re-applies them after
+# every config rule whose pattern starts with "*" (so `"write:file" = "allow"`
+# keeps them), while a rule naming a path (`".git/*" = "allow"`) overrides them.
+PROTECTED_PERMISSIONS: dict[str, dict[str, Action]] = {
+    "read:file": {
+        # .env-style secrets: a model reading them may leak them into a transcript.
+        "*.env": "ask",
+        ".env.*": "ask",
+        "*/.env.*": "ask",
+        "*.env.example": "allow",
+        "*.env.sample": "allow",
+        "*.env.template": "allow",
+    },
+    "write:file": dict.fromkeys(SELF_PROTECTED_PATHS, "ask"),
+    "delete:file": dict.fromkeys(SELF_PROTECTED_PATHS, "ask"),
 }

@@ -30,7 +30,7 @@ from local_tools.core.config import CONFIG_FILENAME, Config
 from local_tools.core.errors import PermissionDenied
 from local_tools.interact.base import Asker, PermissionRequest
 from local_tools.security.approvals import ApprovalStore
-from local_tools.security.defaults import DEFAULT_PERMISSIONS
+from local_tools.security.defaults import DEFAULT_PERMISSIONS, PROTECTED_PERMISSIONS
 from local_tools.security.patterns import compile_pattern, suggest_pattern
 
 __all__ = ["Decision", "Policy", "check_permission"]
@@ -112,9 +112,19 @@ class Policy:
         approvals: ApprovalStore | None = None,
         *,
         origin: str = "config",
+        protected: Mapping[str, Mapping[str, Action]] | None = None,
     ) -> None:
-        """`origin` names where the rules came from, in rule descriptions."""
+        """`origin` names where the rules came from, in rule descriptions.
+
+        `protected` adds to the built-in protected rules (PROTECTED_PERMISSIONS),
+        e.g. the config file's own path and the state dir when they lie in a root.
+        """
         self.approvals = approvals if approvals is not None else ApprovalStore(None)
+        self._protected: dict[str, dict[str, Action]] = {
+            perm: dict(rules) for perm, rules in PROTECTED_PERMISSIONS.items()
+        }
+        for perm, rules in (protected or {}).items():
+            self._protected.setdefault(perm, {}).update(rules)
         self._layers: list[tuple[str | None, Mapping[str, Any], str]] = [
             (None, DEFAULT_PERMISSIONS, "default"),
             (None, _checked(permissions or {}, "[permissions]"), origin),
@@ -125,9 +135,21 @@ class Policy:
         self._cache_version = self.approvals.version
 
     @classmethod
-    def from_config(cls, config: Config, approvals: ApprovalStore | None = None) -> Policy:
+    def from_config(
+        cls,
+        config: Config,
+        approvals: ApprovalStore | None = None,
+        *,
+        protected: Mapping[str, Mapping[str, Action]] | None = None,
+    ) -> Policy:
         users = {uid: user.permissions for uid, user in config.users.items()}
-        return cls(config.permissions, users, approvals, origin=config.source or "config")
+        return cls(
+            config.permissions,
+            users,
+            approvals,
+            origin=config.source or "config",
+            protected=protected,
+        )
 
     # -- evaluation
 
@@ -235,16 +257,28 @@ class Policy:
         layers = list(self._layers)
         if user_id in self._users:
             layers.append((user_id, self._users[user_id], self._origin))
+        protected = [
+            (
+                norm(pattern),
+                action,
+                f"built-in protection {_q(permission)} = {_table({pattern: action})} "
+                "(a broad rule does not lift it; a rule naming the path does)",
+            )
+            for pattern, action in self._protected.get(permission, {}).items()
+        ]
         for uid, perms, origin in layers:
             spec = perms.get(permission)
             if isinstance(spec, str):
                 text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
                 rules.append(("*", spec, text))
+                rules.extend(protected)
             elif spec is not None:
                 for pattern, action in spec.items():
                     entry = _table({pattern: action})
                     text = f"{_section(uid)} {_q(permission)} = {entry} ({origin})"
                     rules.append((norm(pattern), action, text))
+                    if pattern.startswith("*"):
+                        rules.extend(protected)
         where = self.approvals.path or "memory"
         for approval in self.approvals.for_user(user_id):
             if approval.permission != permission:

@@ -7,20 +7,44 @@ import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
-from typing import Any, Protocol
+from typing import Any
 
 from local_tools.core.context import ToolContext
+from local_tools.core.errors import ToolError
 
-__all__ = ["iso_time", "path_subject", "similar_paths"]
+__all__ = ["file_subjects", "iso_time", "path_subject", "shown_path", "similar_paths"]
 
 
-class _HasPath(Protocol):
-    path: str
+def shown_path(ctx: ToolContext, path: str) -> str:
+    """The path as the caller wrote it, normalised without touching the disk.
+
+    Workspace-relative with forward slashes; absolute outside the workspace. This is
+    the entry a tool acts on when it acts on a symlink itself (write, delete, stat).
+    """
+    root = str(ctx.jail.root)
+    joined = path if os.path.isabs(path) else os.path.join(root, path)
+    return ctx.jail.display(os.path.normpath(joined))
+
+
+def file_subjects(ctx: ToolContext, path: str) -> list[str]:
+    """What file permission rules are matched against, strictest answer wins.
+
+    The path as written (lexically normalised, so a denied folder cannot be probed
+    through `denied/x/../y`) and, when it resolves, where it really leads — a
+    symlink may point into a protected or denied place, or be replaced itself.
+    """
+    subjects = [shown_path(ctx, path)]
+    try:
+        real = ctx.jail.display(ctx.jail.resolve(path))
+    except ToolError:
+        return subjects  # the tool reports why, after authorization
+    if real not in subjects:
+        subjects.append(real)
+    return subjects
 
 
 def path_subject(args: Any, ctx: ToolContext) -> Sequence[str]:
-    """File permission rules match the workspace-relative path."""
-    return [ctx.jail.display(ctx.jail.resolve(args.path))]
+    return file_subjects(ctx, args.path)
 
 
 def iso_time(timestamp: float) -> str:

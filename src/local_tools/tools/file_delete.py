@@ -8,7 +8,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.tools._common import path_subject
+from local_tools.tools._common import path_subject, shown_path
 
 
 class FileDeleteArgs(Args):
@@ -34,6 +34,6 @@ Deleting cannot be undone; by default the user is asked first."""
     subjects=path_subject,
 )
 def file_delete(args: FileDeleteArgs, ctx: ToolContext) -> dict[str, Any]:
-    shown = ctx.jail.display(ctx.jail.resolve(args.path))
+    shown = shown_path(ctx, args.path)
     kind = ctx.jail.delete(args.path, recursive=args.recursive)
     return {"path": shown, "deleted": True, "type": kind}

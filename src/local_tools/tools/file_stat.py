@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from typing import Any
 
@@ -9,7 +10,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.tools._common import iso_time, path_subject
+from local_tools.tools._common import iso_time, path_subject, shown_path
 
 # Counting lines means reading the file; past this size the count is skipped.
 MAX_COUNT_BYTES = 64 * 1024 * 1024
@@ -36,7 +37,7 @@ lines for text files up to 64 MB. A symlink is described, not followed."""
 )
 def file_stat(args: FileStatArgs, ctx: ToolContext) -> dict[str, Any]:
     st = ctx.jail.stat(args.path, follow_symlinks=False)
-    resolved = ctx.jail.resolve(args.path)
+    shown = shown_path(ctx, args.path)
     if stat.S_ISLNK(st.st_mode):
         kind = "symlink"
     elif stat.S_ISDIR(st.st_mode):
@@ -46,11 +47,12 @@ def file_stat(args: FileStatArgs, ctx: ToolContext) -> dict[str, Any]:
     else:
         kind = "other"
     result: dict[str, Any] = {
-        "path": ctx.jail.display(resolved),
+        "path": shown,
         "type": kind,
         "size": st.st_size,
         "last_modified": iso_time(st.st_mtime),
-        "readonly": not (st.st_mode & stat.S_IWUSR) or not ctx.jail.is_writable(resolved),
+        "readonly": not (st.st_mode & stat.S_IWUSR)
+        or not ctx.jail.is_writable(os.path.join(ctx.jail.root, shown)),
         "lines": None,
     }
     if kind == "file" and st.st_size <= MAX_COUNT_BYTES:

@@ -12,6 +12,7 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput, NotFound
 from local_tools.core.tool import Args, Hints, tool
+from local_tools.editing.freshness import note_read
 from local_tools.tools._common import path_subject, similar_paths
 
 DEFAULT_LIMIT = 2000
@@ -103,7 +104,10 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
         if _looks_binary(head):
             raise InvalidInput(f"{args.path} looks like a binary file; read_file only reads text.")
         handle.seek(0)
-        return _read_page(handle, args, ctx)
+        page = _read_page(handle, args, ctx)
+        # Remember the version read, so an edit against it can tell if it went stale.
+        note_read(ctx, ctx.jail.resolve(args.path), os.fstat(handle.fileno()))
+        return page
 
 
 def _read_page(handle: Any, args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:

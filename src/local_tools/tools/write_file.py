@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 from typing import Any
 
 from pydantic import Field
@@ -10,7 +11,8 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.tools._common import path_subject
+from local_tools.editing.freshness import note_read
+from local_tools.tools._common import path_subject, shown_path
 
 
 class WriteFileArgs(Args):
@@ -64,8 +66,10 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
                 f"{args.path} already exists. Pass overwrite=true to replace it, append=true "
                 "to add to it, or use edit to change part of it."
             ) from None
+    real = ctx.jail.resolve(args.path)
+    note_read(ctx, real, os.stat(real))  # what we wrote is what this session has seen
     return {
-        "path": ctx.jail.display(ctx.jail.resolve(args.path)),
+        "path": shown_path(ctx, args.path),
         "bytes_written": len(data),
         "created": created,
     }

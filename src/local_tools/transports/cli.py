@@ -45,12 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--workspace", "-w", help="workspace root (default: current directory)")
-    common.add_argument("--config", "-c", help="local-tools.toml to use")
     parser = argparse.ArgumentParser(
-        prog="local-tools", description="A secure tool runtime for LLM agents.", parents=[common]
+        prog="local-tools", description="A secure tool runtime for LLM agents."
     )
+    _add_common(parser, None)
+    # The same flags after the subcommand; SUPPRESS keeps a flag given before the
+    # subcommand from being reset to None by the subparser's default.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_common(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     call = sub.add_parser("call", parents=[common], help="call a tool, print the envelope")
@@ -84,6 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="replace an existing file")
     init.set_defaults(handler=_cmd_init)
     return parser
+
+
+def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--workspace", "-w", default=default, help="workspace root (default: current directory)"
+    )
+    parser.add_argument("--config", "-c", default=default, help="local-tools.toml to use")
 
 
 def _toolbox(ns: argparse.Namespace, *, interactive: bool = False) -> Any:
@@ -200,6 +209,9 @@ def _cmd_init(ns: argparse.Namespace) -> int:
     target = Path(ns.config) if ns.config else Path(ns.workspace or ".") / "local-tools.toml"
     if target.exists() and not ns.force:
         raise UsageError(f"{target} already exists (use --force to replace it)")
-    target.write_text(default_config_toml(), encoding="utf-8")
+    try:
+        target.write_text(default_config_toml(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     print(f"wrote {target}")
     return EXIT_OK

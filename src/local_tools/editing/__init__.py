@@ -1,0 +1,1 @@
+"""Text editing core: matching old_string safely, diffs, and file round-trips."""

