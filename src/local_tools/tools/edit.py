@@ -1,0 +1,71 @@
+"""edit: replace one exact (or safely near-exact) piece of a file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.editing.diff import unified_diff
+from local_tools.editing.match import Replacement, replace
+from local_tools.editing.rewrite import rewrite_text_file
+from local_tools.tools._common import path_subject
+
+
+class EditArgs(Args):
+    path: str = Field(description="File to edit, workspace-relative or absolute.")
+    old_string: str = Field(description="The exact text to replace, copied from the file.")
+    new_string: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence instead of requiring exactly one."
+    )
+
+
+DESCRIPTION = """Replace text in a file: old_string becomes new_string.
+
+Copy old_string exactly from the file (read_file shows it; leave out the line-number
+prefix) with enough surrounding lines to be unique: if it matches more than one
+place the edit is refused (CONFLICT) unless replace_all=true. Small slips are
+tolerated only when the intended place is unambiguous — different line endings,
+trailing whitespace, indentation (new_string is re-indented to the file's style),
+literal \\n escapes, extra blank lines — and the result names the strategy used.
+When nothing matches, the error shows the closest block with line numbers.
+An empty old_string creates a new (or empty) file. The file's encoding, BOM and line
+endings are kept. Edits of a file that changed since you read it are refused; read
+it again first."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    head = f"Edited {output['path']}: {output['replacements']} replacement(s)"
+    if output["strategy"] != "exact":
+        head += f" (matched by {output['strategy']})"
+    return f"{head}\n{output['diff']}" if output["diff"] else head
+
+
+@tool(
+    "edit",
+    args=EditArgs,
+    description=DESCRIPTION,
+    permission="write:file",
+    aliases=("edit_file", "Edit"),
+    hints=Hints(destructive=True),
+    toolset="files",
+    subjects=path_subject,
+    render=_render,
+)
+def edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
+    def transform(text: str) -> tuple[str, Replacement]:
+        result = replace(text, args.old_string, args.new_string, replace_all=args.replace_all)
+        return result.content, result
+
+    done = rewrite_text_file(ctx, args.path, transform, create_missing=args.old_string == "")
+    return {
+        "path": done.shown,
+        "replacements": done.info.replacements,
+        "strategy": done.info.strategy,
+        "first_line": done.info.first_line,
+        "created": done.created,
+        "diff": unified_diff(done.before, done.after, done.shown),
+    }
