@@ -166,6 +166,158 @@ def test_unencodable_args_do_not_lose_the_record(
     assert "_unencodable" in got["cyc"]
 
 
+def test_secrets_inside_string_values_are_not_stored(
+    open_log: Callable[..., AuditLog], db: Path
+) -> None:
+    content = "OPENAI_API_KEY=sk-proj-abc123\nDEBUG=1\n"
+    log = open_log(flush_interval=0)
+    log.record(rec(tool="write_file", args={"path": ".env", "content": content}))
+    log.close()
+    conn = sqlite3.connect(db)
+    try:
+        raw = conn.execute("SELECT args FROM calls").fetchone()[0]
+    finally:
+        conn.close()
+    assert "abc123" not in raw
+    assert json.loads(raw)["content"] == f"OPENAI_API_KEY={R}\nDEBUG=1\n"
+
+
+# --------------------------------------------------------------------------- unstorable text
+
+
+def _raw_rows(db: Path) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT call_id, user_id, tool, args, error_code, workspace, transport FROM calls"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "stored"),
+    [
+        ("args", {"path": "x\ud800"}, {"path": "x\\ud800"}),
+        ("user_id", "eve\udcff", "eve\\udcff"),
+        ("tool", "read_file\ud800", "read_file\\ud800"),
+        ("call_id", "c\udfff", "c\\udfff"),
+        ("error_code", "E\udc80", "E\\udc80"),
+        ("workspace", "/w/\udcff", "/w/\\udcff"),
+        ("transport", "mcp\ud800", "mcp\\ud800"),
+    ],
+)
+def test_a_lone_surrogate_costs_no_record(
+    open_log: Callable[..., AuditLog],
+    db: Path,
+    caplog: pytest.LogCaptureFixture,
+    field: str,
+    value: Any,
+    stored: Any,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="local_tools.core.audit")
+    log = open_log(flush_every=64, flush_interval=0)
+    for i in range(40):
+        log.record(rec(call_id=f"good-{i}", ts=1000.0 + i))
+    bad = rec(call_id="bad", ts=2000.0, error_code="E")
+    setattr(bad, field, value)
+    log.record(bad)
+    for i in range(40, 63):  # the 64th record fills the batch: written inline
+        log.record(rec(call_id=f"good-{i}", ts=1000.0 + i))
+    assert log.dropped == 0
+    assert caplog.records == []
+    got = read_all(db)
+    assert len(got) == 64
+    assert {r.call_id for r in got if r.ts < 2000} == {f"good-{i}" for i in range(63)}
+    (sanitized,) = [r for r in got if r.ts == 2000.0]
+    # Stored with what UTF-8 cannot encode as a backslash escape, read back as text.
+    assert getattr(sanitized, field) == stored
+    assert all(r.args == {"path": "README.md"} for r in got if r.ts < 2000)
+
+
+def test_a_non_utf8_file_name_from_scandir_is_stored(
+    open_log: Callable[..., AuditLog], db: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    try:
+        (Path(os.fsdecode(bytes(folder))) / os.fsdecode(b"bad\xff.txt")).write_text("x")
+    except (OSError, UnicodeError):
+        pytest.skip("the file system does not take non-UTF-8 names")
+    (name,) = [e.name for e in os.scandir(folder)]
+    if name != "bad\udcff.txt":
+        pytest.skip(f"the file system changed the name to {name!r}")
+    log = open_log(flush_interval=0)
+    log.record(rec(call_id="before"))
+    log.record(rec(call_id="listed", tool="list_dir", args={"entries": [name]}))
+    log.record(rec(call_id="after"))
+    log.flush()
+    assert log.dropped == 0
+    got = {r.call_id: r.args for r in log.query()}
+    assert got["listed"] == {"entries": ["bad\\udcff.txt"]}
+    assert set(got) == {"before", "listed", "after"}
+
+
+def test_stored_text_is_valid_utf8(open_log: Callable[..., AuditLog], db: Path) -> None:
+    log = open_log(flush_interval=0)
+    log.record(rec(user_id="u\ud800", args={"k\udcff": ["v\ud800", Path("p\udcff")]}))
+    log.close()
+    ((_call_id, user_id, _tool, args, *_),) = _raw_rows(db)
+    assert user_id == "u\\ud800"
+    assert json.loads(args) == {"k\\udcff": ["v\\ud800", "p\\udcff"]}
+    user_id.encode("utf-8")  # would raise on a surrogate
+    args.encode("utf-8")
+
+
+def test_a_row_that_cannot_be_stored_even_sanitized_drops_only_itself(
+    open_log: Callable[..., AuditLog],
+    db: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sanitized = audit._sanitized
+
+    def unfixable(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (None, *sanitized(row)[1:])  # ts is NOT NULL
+
+    monkeypatch.setattr(audit, "_sanitized", unfixable)
+    caplog.set_level(logging.WARNING, logger="local_tools.core.audit")
+    log = open_log(flush_interval=0)
+    log.record(rec(call_id="a"))
+    log.record(rec(call_id="bad", user_id="\ud800"))
+    log.record(rec(call_id="b"))
+    log.flush()
+    assert log.dropped == 1
+    assert sorted(r.call_id for r in log.query()) == ["a", "b"]
+    (warning,) = caplog.records
+    assert "dropped 1 record(s)" in warning.getMessage()
+    assert "IntegrityError" in warning.getMessage()
+
+
+def test_good_batches_take_no_row_by_row_path(
+    open_log: Callable[..., AuditLog], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*_: Any) -> list[BaseException]:
+        raise AssertionError("row by row")
+
+    monkeypatch.setattr(audit, "_insert_each", fail)
+    log = open_log(flush_every=10, flush_interval=0)
+    for i in range(25):
+        log.record(rec(call_id=str(i), args={"path": f"ünïcødé-{i}.txt"}))
+    log.flush()
+    assert log.dropped == 0
+    assert len(log.query(limit=100)) == 25
+
+
+def test_query_filters_match_sanitized_values(open_log: Callable[..., AuditLog]) -> None:
+    log = open_log(flush_interval=0)
+    log.record(rec(call_id="s", user_id="eve\ud800", tool="t\udcff"))
+    log.record(rec(call_id="n", user_id="eve"))
+    assert [r.call_id for r in log.query(user="eve\ud800")] == ["s"]
+    assert [r.call_id for r in log.query(tool="t\udcff")] == ["s"]
+    assert [r.call_id for r in log.query(user="eve")] == ["n"]
+
+
 def test_concurrent_writers_lose_nothing(open_log: Callable[..., AuditLog], db: Path) -> None:
     log = open_log(flush_every=16, flush_interval=0.01)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from local_tools.core.redact import REDACTED, redact
@@ -183,3 +185,227 @@ def test_inline_secrets_in_strings(text: str, expected: str) -> None:
 )
 def test_strings_without_secrets_are_kept(text: str) -> None:
     assert redact({"content": text}) == {"content": text}
+
+
+# --------------------------------------------------------------------------- secrets in values
+
+GHP = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"  # the shape of a GitHub token
+AKIA = "AKIAIOSFODNN7EXAMPLE"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM_BODY = (
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"
+)
+RSA_KEY = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # dotenv, shell
+        ("OPENAI_API_KEY=sk-proj-abc123", f"OPENAI_API_KEY={R}"),
+        ("OPENAI_API_KEY=sk-proj-abc123\nDEBUG=1\n", f"OPENAI_API_KEY={R}\nDEBUG=1\n"),
+        (
+            "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            f"export AWS_SECRET_ACCESS_KEY={R}",
+        ),
+        ('DB_PASSWORD="correct horse battery"', f'DB_PASSWORD="{R}"'),
+        ("PGPASSWORD=s3cret psql -h db", f"PGPASSWORD={R} psql -h db"),
+        ("deploy --api-key=k3y --verbose", f"deploy --api-key={R} --verbose"),
+        ("spring.datasource.password=xyz", f"spring.datasource.password={R}"),
+        ("Server=db;User Id=sa;Password=s3cr3t;", f"Server=db;User Id=sa;Password={R};"),
+        # JSON, also compact and escaped inside a JSON string
+        ('{"password": "hunter2"}', f'{{"password": "{R}"}}'),
+        ('{"user":"bob","password":"hunter2"}', f'{{"user":"bob","password":"{R}"}}'),
+        ('{"token":12345}', f'{{"token":{R}}}'),
+        ('{"password": "hun\\"ter2", "user": "bob"}', f'{{"password": "{R}", "user": "bob"}}'),
+        ('body = "{\\"password\\": \\"hunter2\\"}"', f'body = "{{\\"password\\": \\"{R}\\"}}"'),
+        # YAML
+        (
+            f"aws_secret_access_key: {AKIA}\nregion: us-east-1",
+            f"aws_secret_access_key: {R}\nregion: us-east-1",
+        ),
+        ("db:\n  password: hunter2  # rotate\n", f"db:\n  password: {R}  # rotate\n"),
+        ("clientSecret: 'abc'", f"clientSecret: '{R}'"),
+        # code
+        ("api_key = 'sk-abc'", f"api_key = '{R}'"),
+        ('os.environ["OPENAI_API_KEY"] = "abc"', f'os.environ["OPENAI_API_KEY"] = "{R}"'),
+        ("password: str = 'hunter2'", f"password: str = '{R}'"),
+        # headers, any scheme
+        ("Authorization: token ghp_xxx", f"Authorization: token {R}"),
+        (
+            "curl -H 'Authorization: token ghp_xxx' https://x",
+            f"curl -H 'Authorization: token {R}' https://x",
+        ),
+        ("Proxy-Authorization: Negotiate YIIabc", f"Proxy-Authorization: Negotiate {R}"),
+        ("authorization: abc123", f"authorization: {R}"),
+        ("{'Authorization': 'Bearer abc.def'}", f"{{'Authorization': 'Bearer {R}'}}"),
+        ("X-Api-Key: abcdef123", f"X-Api-Key: {R}"),
+        ("Cookie: sid=abc; theme=dark\nAccept: */*", f"Cookie: {R}\nAccept: */*"),
+        # PEM private keys, whatever kind
+        (
+            f"key:\n{RSA_KEY}\nafter",
+            f"key:\n-----BEGIN RSA PRIVATE KEY-----{R}-----END RSA PRIVATE KEY-----\nafter",
+        ),
+        (
+            # as in a JSON string: "\\n" escapes, one line
+            "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXk\\n"
+            "-----END OPENSSH PRIVATE KEY-----",
+            f"-----BEGIN OPENSSH PRIVATE KEY-----{R}-----END OPENSSH PRIVATE KEY-----",
+        ),
+        (
+            f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}",  # cut off: hidden to the end
+            f"-----BEGIN PRIVATE KEY-----{R}",
+        ),
+        # well-known token shapes, bare
+        (f"push with {GHP} now", f"push with {R} now"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF", R),
+        ("key sk-" + "A1b2C3d4" * 6, f"key {R}"),
+        ("sk-proj-" + "Ab1_-" * 10 + " end", f"{R} end"),
+        ("sk-ant-api03-" + "x9Y8" * 10, R),
+        ("task-sk-" + "A1b2C3d4" * 3, "task-" + R),  # after a "-" is a word start
+        ("stripe sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", f"stripe {R}"),
+        (f"id={AKIA}", f"id={R}"),
+        (f"aws {AKIA}, ok", f"aws {R}, ok"),
+        ("ASIA1234567890ABCDEF", R),
+        ("slack xox" + "b-1234567890-abcdefghij", f"slack {R}"),
+        ("AIza" + "SyA1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q", R),
+        ("glpat-" + "x1y2z3" * 4, R),
+        (f"jwt {JWT} done", f"jwt {R} done"),
+        (f"Authorization: Bearer {JWT}", f"Authorization: Bearer {R}"),
+    ],
+)
+def test_secrets_inside_values(text: str, expected: str) -> None:
+    assert redact({"content": text}) == {"content": expected}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token_count = 3",
+        "max_tokens: 100",
+        "input_tokens=5",
+        "tokenizer = load()",
+        "if token == other:",
+        "primary_key = id",
+        "keyword: value and more",
+        "monkey = 1",
+        "secretary is out",
+        "def get_secret():\n    return os.environ['X']\n",
+        "def login(username: str, password: str) -> bool:\n    ...\n",
+        "password = None\ntoken: null\nverify_token = false\n",
+        "Forgot your password: reset it here",
+        "Pass a bearer token in the Authorization header.",
+        "This is a basic example of basic usage.",
+        "The token: see below.",
+        "print(f'{key}: {value}')",
+        "ssh -i ~/.ssh/id_rsa host",
+        "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        "task-1234567890abcdefghijklmnop",  # not sk-...
+        '<div class="sk-folding-cube-container-large">',  # CSS, no digit: not a key
+        "risk_live_" + "a" * 20,  # not sk_live_
+        "AKIAIOSFODNN7EXAMPLEX",  # 17 characters after AKIA
+        "class TokenizerAKIAIOSFODNN7EXAMPLE",  # in the middle of a word
+        "x = a == b",
+        "user@example.com",
+        "C:/Users/me/notes.txt",
+        "tests/core/test_redact.py::test_secrets_inside_values",
+        "ok: true",
+    ],
+)
+def test_ordinary_code_and_prose_are_kept(text: str) -> None:
+    assert redact({"content": text}) == {"content": text}
+
+
+def test_values_of_secret_names_are_hidden_even_if_they_look_like_code() -> None:
+    # A deliberate choice: "form.password" could as well be "ya29.a0Af..." (a Google
+    # OAuth token); a hidden expression costs a little readability, a shown token more.
+    assert redact("password_field = form.password") == f"password_field = {R}"
+    assert redact("access_token = ya29.a0AfH6SMBx") == f"access_token = {R}"
+    assert redact("token = get_token()") == f"token = {R}()"
+    # but a bare value after "key:" counts only if it ends the line (YAML, headers)
+    assert redact("{'token': get_token(), 'n': 1}") == "{'token': get_token(), 'n': 1}"
+
+
+def test_python_file_with_a_secret_default() -> None:
+    source = (
+        "import os\n\n"
+        "def get_secret() -> str:\n"
+        '    return os.environ.get("APP_SECRET", "dev-fallback-s3cret")\n\n'
+        "class Settings:\n"
+        "    token_count: int = 3\n"
+        '    api_key: str = "sk-live-123"\n'
+    )
+    out = redact(source)
+    assert "dev-fallback" in out  # a call argument, not a key/value: kept
+    assert "token_count: int = 3" in out
+    assert f'api_key: str = "{R}"' in out
+    assert "sk-live-123" not in out
+
+
+def test_inline_secret_in_a_list_and_nested_dict() -> None:
+    args = {"commands": ["ls", "export GITHUB_TOKEN=abc"], "opts": {"note": f"use {GHP}"}}
+    assert redact(args) == {
+        "commands": ["ls", f"export GITHUB_TOKEN={R}"],
+        "opts": {"note": f"use {R}"},
+    }
+
+
+def test_redaction_is_idempotent() -> None:
+    text = f'OPENAI_API_KEY=abc\n{{"password": "x"}}\nAuthorization: token t\n{RSA_KEY}\n{GHP}'
+    once = redact(text)
+    assert redact(once) == once
+    assert "abc" not in once
+    assert PEM_BODY[:20] not in once
+
+
+def test_ordinary_strings_are_returned_as_they_are() -> None:
+    # The fast path: no copy, no scan (the gate finds nothing a rule needs).
+    args = {"path": "src/local_tools/core/audit.py", "pattern": "def test_", "glob": "**/*.py"}
+    out = redact(args)
+    assert out == args
+    assert all(out[k] is args[k] for k in args)
+
+
+def test_non_ascii_text_is_scanned_too() -> None:
+    # "İ" lower-cases to two characters; positions must still line up.
+    assert redact("İİ token=abc İ") == f"İİ token={R} İ"
+    assert redact("naïve café: password = 'x'") == f"naïve café: password = '{R}'"
+
+
+def test_secret_straddling_the_clip_of_long_content_is_hidden() -> None:
+    from local_tools.core.redact import redact_clipped
+
+    content = "x" * 95 + "\n" + RSA_KEY
+    out = redact_clipped({"content": content}, 100)["content"]
+    assert out.startswith("x" * 95)
+    assert "MIIE" not in out
+    assert out.endswith(f"[clipped, {len(content)} chars]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token: a" + " " * 40_000 + "x",
+        "ken" * 13_000,
+        'max_tokens="' * 3_000,
+        "a" * 40_000 + " token=x",
+        "Bearer " * 6_000,
+        "sk-" * 13_000,
+        "://" + "a" * 40_000,
+        "token: x, " * 4_000,
+        '{"token": "' + "a" * 40_000,
+        "token: " + "a, " * 13_000,
+        "AKIA" * 10_000,
+    ],
+    ids=lambda text: repr(text[:12]),
+)
+def test_pathological_strings_take_linear_time(text: str) -> None:
+    # Each takes a few ms; anything quadratic would take seconds.
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 1.0

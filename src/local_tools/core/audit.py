@@ -6,7 +6,11 @@ in batches: when the buffer reaches ``flush_every`` records (by the caller that
 filled it), every ``flush_interval`` seconds (a background thread), on ``flush()``/``query()``, on
 ``close()``, when the log is garbage-collected and at interpreter exit. A failed
 write (disk full, read-only dir, locked db) is logged as a warning and the batch is
-dropped: auditing must never break a tool call.
+dropped: auditing must never break a tool call. A record SQLite rejects (a lone
+surrogate such as ``"bad\\udcff.txt"``, the name os.scandir gives a non-UTF-8 file
+name) costs no other record: its batch is retried row by row, and that record is
+stored with what UTF-8 cannot encode written as a backslash escape (the text
+``bad\\udcff.txt``, which reads back as such).
 
 Each record is also emitted on the stdlib logger ``local_tools.audit`` at INFO, with
 the redacted record in ``extra={"audit": {...}}``, only when that logger is enabled.
@@ -21,6 +25,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import weakref
@@ -74,7 +79,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=st
 def _row(rec: AuditRecord) -> tuple[Any, ...]:
     try:
         args = _encode(redact_clipped(rec.args, MAX_ARG_CHARS))
-    except (ValueError, TypeError, RecursionError) as exc:  # circular or odd args
+    except Exception as exc:  # circular args, an object whose str() raises...
         args = _encode({"_unencodable": f"{type(exc).__name__}: {exc}"})
     return (
         rec.ts,
@@ -88,6 +93,77 @@ def _row(rec: AuditRecord) -> tuple[Any, ...]:
         rec.workspace,
         rec.transport,
     )
+
+
+# Errors that one row's values cause (a str SQLite cannot store, a value of a type it
+# does not take, NULL in a NOT NULL column): the other rows of the batch are still
+# written. Anything else (disk full, locked, no table) fails the whole batch.
+_ROW_ERRORS = (
+    ValueError,  # UnicodeEncodeError: lone surrogates ("bad\udcff.txt" from os.scandir)
+    TypeError,
+    OverflowError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+    sqlite3.DataError,
+)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
+
+
+def _text(value: Any) -> str:
+    """``value`` as a str SQLite can store: what UTF-8 cannot encode is escaped."""
+    if not isinstance(value, str):
+        try:
+            value = "" if value is None else str(value)
+        except Exception:
+            value = f"<unprintable {type(value).__name__}>"
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except Exception:
+        return 0.0
+    return number if number == number else 0.0  # NaN would be stored as NULL
+
+
+def _escape_in_json(m: re.Match[str]) -> str:
+    return f"\\\\u{ord(m.group()):04x}"  # JSON for a backslash, then "udcff"
+
+
+def _sanitized(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``row`` made storable; only used after inserting it as it is failed."""
+    ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, workspace, transport = row
+    return (
+        _number(ts),
+        _text(call_id),
+        _text(user_id),
+        _text(tool),
+        # Surrogates are only ever inside JSON strings: writing them as "\\udcff"
+        # escapes the backslash, so the value reads back as the text "\udcff", the
+        # way the other columns store it (not as the surrogate, which cannot be printed).
+        _text(_SURROGATE.sub(_escape_in_json, args) if isinstance(args, str) else args),
+        _text(outcome),
+        None if error_code is None else _text(error_code),
+        _number(duration_ms),
+        _text(workspace),
+        _text(transport),
+    )
+
+
+def _insert_each(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> list[BaseException]:
+    """Insert row by row, each as is or else sanitized; the errors of dropped rows."""
+    errors: list[BaseException] = []
+    for row in rows:
+        try:
+            conn.execute(_INSERT, row)
+        except _ROW_ERRORS:
+            try:
+                conn.execute(_INSERT, _sanitized(row))
+            except _ROW_ERRORS as exc:
+                errors.append(exc)
+    return errors
 
 
 class _Store:
@@ -146,7 +222,8 @@ class _Store:
                 self._write(batch)
 
     def _write(self, batch: list[AuditRecord]) -> None:
-        written = 0
+        done = 0  # records written or given up on
+        row_errors: list[BaseException] = []
         try:
             conn = self.connect()
             # Bounded transactions: big enough to amortize the commit (most of the
@@ -155,19 +232,30 @@ class _Store:
                 rows = [_row(rec) for rec in batch[start : start + MAX_ROWS_PER_COMMIT]]
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    conn.executemany(_INSERT, rows)
+                    try:
+                        conn.executemany(_INSERT, rows)
+                    except _ROW_ERRORS:
+                        # One bad row must not cost the others: start over row by
+                        # row, sanitizing the rows SQLite rejects (rare, so the
+                        # common case pays nothing for it).
+                        conn.execute("ROLLBACK")
+                        conn.execute("BEGIN IMMEDIATE")
+                        row_errors += _insert_each(conn, rows)
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
                         conn.execute("ROLLBACK")
                     raise
-                written += len(rows)
+                done += len(rows)
         except Exception as exc:
             # Reopen next time: the file may have been replaced or the disk freed.
             self.disconnect()
-            self.failed(exc, len(batch) - written)
+            self.failed(exc, len(batch) - done + len(row_errors))
         else:
-            self.last_error = None
+            if row_errors:
+                self.failed(row_errors[-1], len(row_errors))
+            else:
+                self.last_error = None
 
     def failed(self, exc: BaseException, count: int) -> None:
         self.dropped += count
@@ -332,7 +420,7 @@ class AuditLog:
         for column, value in (("tool", tool), ("user_id", user), ("outcome", outcome)):
             if value is not None:
                 where.append(f"{column} = ?")
-                params.append(value)
+                params.append(_text(value))  # as a value with surrogates was stored
         if since is not None:
             where.append("ts >= ?")
             params.append(since)
