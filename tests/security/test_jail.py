@@ -223,6 +223,15 @@ def _ops(attack: Attack) -> dict[str, Callable[[Jail, str], object]]:
     }
     if not attack.final_link:
         ops["lstat"] = lambda j, p: j.stat(p, follow_symlinks=False)
+        # Copying from it would bring outside content in (a final link itself is
+        # legitimately copied as a link).
+        ops["copy_from"] = lambda j, p: j.copy(p, "copied-by-attack")
+    if not attack.read_only:
+        # overwrite=True: a final link is then checked like a write, not just "exists".
+        ops["copy_to"] = lambda j, p: j.copy("inside.txt", p, overwrite=True)
+        ops["move_to"] = lambda j, p: j.rename("inside.txt", p, overwrite=True)
+        if not attack.final_link:
+            ops["move_from"] = lambda j, p: j.rename(p, "moved-by-attack")
     if not attack.read_only:
         ops |= {
             "write_atomic": lambda j, p: j.write_atomic(p, b"pwned"),

@@ -190,3 +190,95 @@ def test_file_stat_describes_link_out_of_jail(tb: Toolbox, tree: Path, tmp_path:
     assert out["path"] == "venv-python"
     out = ok(tb.run("file_stat", {"path": "link"}))
     assert out["path"] == "link"
+
+
+# -- list_dir: symlink targets, size, lexical path ------------------------------------
+
+
+def test_list_dir_symlink_target_not_followed(tb: Toolbox, tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    (tree / "escape").symlink_to(outside)
+    (tree / "broken").symlink_to("no/such")
+    entries = {e["name"]: e for e in ok(tb.run("list_dir", {}))["entries"]}
+    assert entries["link"]["target"] == "b.txt"
+    assert entries["escape"]["target"] == str(outside)
+    assert entries["broken"] == {**entries["broken"], "type": "symlink", "target": "no/such"}
+    assert "target" not in entries["b.txt"] and "target" not in entries["src"]
+    rendered = tb.render(tb.run("list_dir", {}))
+    assert "link@ -> b.txt" in rendered and f"escape@ -> {outside}" in rendered
+    assert "secret" not in rendered
+
+
+def test_list_dir_path_is_as_given(tb: Toolbox, tree: Path) -> None:
+    (tree / "alias").symlink_to("src")
+    out = ok(tb.run("list_dir", {"path": "alias"}))
+    assert out["path"] == "alias" and [e["name"] for e in out["entries"]] == ["m.py"]
+
+
+def test_list_dir_hidden_not_counted_unless_asked(tb: Toolbox, tree: Path) -> None:
+    assert ok(tb.run("list_dir", {}))["total"] == 5
+    assert ok(tb.run("list_dir", {"include_hidden": True}))["total"] == 6
+
+
+def test_list_dir_huge_directory_is_quick(tb: Toolbox, workspace: Path) -> None:
+    import time
+
+    big = workspace / "big"
+    big.mkdir()
+    for i in range(20_000):
+        (big / f"f{i:05}").touch()
+    (big / "zz-dir").mkdir()
+    started = time.perf_counter()
+    env = tb.run("list_dir", {"path": "big"})
+    elapsed = time.perf_counter() - started
+    out = ok(env)
+    assert out["total"] == 20_001 and out["truncated"] and len(out["entries"]) == 1000
+    assert out["entries"][0]["name"] == "zz-dir"  # folders first, even past the cap
+    assert "19001 more entries not shown" in tb.render(env)
+    assert elapsed < 5, f"listing 20,000 entries took {elapsed:.2f}s"
+
+
+# -- file_delete: never the root, never outside -----------------------------------------
+
+
+def test_delete_never_reaches_outside(make_toolbox: Any, tree: Path, tmp_path: Path) -> None:
+    tb = allow_delete(make_toolbox)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("p")
+    (tree / "escape").symlink_to(outside)
+    for path in ("escape/precious", str(outside / "precious"), str(outside), "../outside"):
+        err(tb.run("file_delete", {"path": path, "recursive": True}), "PERMISSION_DENIED")
+    # The link itself is inside: deleting it leaves its target alone.
+    assert ok(tb.run("file_delete", {"path": "escape", "recursive": True}))["type"] == "symlink"
+    assert (outside / "precious").read_text() == "p"
+
+
+def test_delete_workspace_root_by_any_spelling(make_toolbox: Any, tree: Path) -> None:
+    tb = allow_delete(make_toolbox)
+    (tree / "rootlink").symlink_to(".")
+    for path in (str(tree), f"{tree}/", "src/..", "./.", "rootlink/.."):
+        err(tb.run("file_delete", {"path": path, "recursive": True}), "PERMISSION_DENIED")
+    assert (tree / "src" / "m.py").exists()
+    # A link to the root is an entry like any other: only the link goes.
+    out = ok(tb.run("file_delete", {"path": "rootlink/.", "recursive": True}))
+    assert out["type"] == "symlink" and (tree / "src" / "m.py").exists()
+
+
+def test_delete_extra_roots(make_toolbox: Any, tree: Path, tmp_path: Path) -> None:
+    ro, wr = tmp_path / "ro", tmp_path / "wr"
+    ro.mkdir()
+    wr.mkdir()
+    (ro / "r.txt").write_text("r")
+    (wr / "w.txt").write_text("w")
+    config = {"workspace": {"extra_roots": [str(ro)], "writable_roots": [str(wr)]}}
+    tb = make_toolbox({**config, "permissions": {"delete:file": "allow"}})
+    assert "read-only" in err(
+        tb.run("file_delete", {"path": str(ro / "r.txt")}), "PERMISSION_DENIED"
+    )
+    for root in (ro, wr):
+        err(tb.run("file_delete", {"path": str(root), "recursive": True}), "PERMISSION_DENIED")
+    ok(tb.run("file_delete", {"path": str(wr / "w.txt")}))
+    assert (ro / "r.txt").exists() and wr.is_dir() and not (wr / "w.txt").exists()

@@ -176,7 +176,9 @@ class Runner:
         """Keep every long text field within the limits, spilling the full text to a file."""
         limits = self.config.limits
         for key, value in list(output.items()):
-            if not isinstance(value, str) or len(value) <= 1024:
+            # `*_base64` fields are binary payloads (images): cutting them only breaks
+            # them; the tool caps their size itself.
+            if not isinstance(value, str) or len(value) <= 1024 or key.endswith("_base64"):
                 continue
             bounded = bound_text(
                 value,

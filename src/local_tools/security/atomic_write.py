@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat as stat_mod
 from contextlib import suppress
 
 from local_tools.core.errors import AlreadyExists, StorageError
@@ -31,7 +32,7 @@ from local_tools.security.syscalls import (
     renameat2_noreplace,
 )
 
-__all__ = ["TEMP_PREFIX", "write_atomically"]
+__all__ = ["TEMP_PREFIX", "create_temp", "rename_noreplace", "temp_name", "write_atomically"]
 
 TEMP_PREFIX = ".lt-tmp-"
 
@@ -44,7 +45,7 @@ def write_atomically(
     exclusive=True never replaces anything: AlreadyExists if `name` exists by then.
     `path` is the user's path, for messages.
     """
-    tmp, fd = _create_temp(parent, name)
+    tmp, fd = create_temp(parent, name)
     try:
         try:
             if mode is not None:
@@ -57,7 +58,7 @@ def write_atomically(
         finally:
             os.close(fd)
         if exclusive:
-            _rename_noreplace(parent, tmp, name, path)
+            rename_noreplace(parent, tmp, parent, name, path)
         else:
             parent.rename(tmp, name)
     except BaseException:
@@ -67,10 +68,15 @@ def write_atomically(
     parent.fsync()
 
 
-def _create_temp(parent: Dir, name: str) -> tuple[str, int]:
+def temp_name(name: str) -> str:
+    """A fresh name for a temp entry next to `name` (file or directory)."""
+    return f"{TEMP_PREFIX}{name[:32]}.{secrets.token_hex(8)}"
+
+
+def create_temp(parent: Dir, name: str) -> tuple[str, int]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY
     for _ in range(16):
-        tmp = f"{TEMP_PREFIX}{name[:32]}.{secrets.token_hex(8)}"
+        tmp = temp_name(name)
         try:
             return tmp, parent.open(tmp, flags, 0o666)
         except FileExistsError:
@@ -78,25 +84,37 @@ def _create_temp(parent: Dir, name: str) -> tuple[str, int]:
     raise StorageError(f"Could not create a temporary file next to '{name}'.")
 
 
-def _rename_noreplace(parent: Dir, tmp: str, name: str, path: str) -> None:
-    """Move tmp to name only if name does not exist, atomically."""
+def rename_noreplace(src_dir: Dir, src: str, dst_dir: Dir, dst: str, path: str) -> None:
+    """Move src to dst only if dst does not exist, atomically where the system can."""
     exists = AlreadyExists(
         f"Path '{shown(path)}' already exists. Choose another name, or allow overwriting."
     )
     try:
-        if parent.fd is not None and renameat2_noreplace(parent.fd, tmp, name):
+        if (
+            src_dir.fd is not None
+            and dst_dir.fd is not None
+            and renameat2_noreplace(src_dir.fd, src, dst, dst_dir.fd)
+        ):
             return
         if IS_WINDOWS:
-            os.rename(parent.at(tmp), parent.at(name))  # refuses an existing target
+            os.rename(src_dir.at(src), dst_dir.at(dst))  # refuses an existing target
             return
-        # A hard link never replaces: the same guarantee where renameat2 is missing.
-        os.link(
-            parent.at(tmp),
-            parent.at(name),
-            src_dir_fd=parent.fd,
-            dst_dir_fd=parent.fd,
-            follow_symlinks=False,
-        )
+        if not stat_mod.S_ISDIR(src_dir.lstat(src).st_mode):
+            # A hard link never replaces: the same guarantee where renameat2 is missing.
+            os.link(
+                src_dir.at(src),
+                dst_dir.at(dst),
+                src_dir_fd=src_dir.fd,
+                dst_dir_fd=dst_dir.fd,
+                follow_symlinks=False,
+            )
+            src_dir.unlink(src)
+            return
+        # Directories cannot be hard-linked: check, then rename. Only reached on
+        # systems without renameat2/renameatx_np, where this narrow race remains.
+        with suppress(FileNotFoundError):
+            dst_dir.lstat(dst)
+            raise FileExistsError(dst)
+        os.rename(src_dir.at(src), dst_dir.at(dst), src_dir_fd=src_dir.fd, dst_dir_fd=dst_dir.fd)
     except FileExistsError:
         raise exists from None
-    parent.unlink(tmp)

@@ -21,7 +21,7 @@ from local_tools.security.pathparts import shown
 from local_tools.security.roots import Roots
 from local_tools.security.syscalls import IS_WINDOWS
 
-__all__ = ["delete_entry"]
+__all__ = ["delete_entry", "remove_tree"]
 
 
 def delete_entry(loc: Loc, roots: Roots, path: str, recursive: bool) -> str:
@@ -55,14 +55,14 @@ def delete_entry(loc: Loc, roots: Roots, path: str, recursive: bool) -> str:
     roots.refuse_protected_inside(real, path)
     sub = loc.dir.child(loc.name)
     try:
-        _remove_tree(sub)
+        remove_tree(sub)
     finally:
         sub.close()
     loc.dir.rmdir(loc.name)
     return "directory"
 
 
-def _remove_tree(top: Dir) -> None:
+def remove_tree(top: Dir) -> None:
     """Empty `top` through descriptors; symlinks inside are unlinked, not followed."""
     stack: list[tuple[Dir, list[tuple[str, os.stat_result]], str]] = [(top, top.entries(), "")]
     try:

@@ -109,6 +109,20 @@ class Dir:
         # Same directory on both sides: atomic, and a symlink at dst is replaced.
         os.replace(self.at(src), self.at(dst), src_dir_fd=self.fd, dst_dir_fd=self.fd)
 
+    def replace_into(self, src: str, other: Dir, dst: str) -> None:
+        """Rename `src` here to `dst` in `other`, replacing it (atomic on one file system)."""
+        os.replace(self.at(src), other.at(dst), src_dir_fd=self.fd, dst_dir_fd=other.fd)
+
+    def symlink(self, target: str, name: str) -> None:
+        os.symlink(target, self.at(name), dir_fd=self.fd)
+
+    def chmod(self, mode: int) -> None:
+        """Set this directory's own permission bits."""
+        if self.fd is not None and hasattr(os, "fchmod"):
+            os.fchmod(self.fd, mode)
+        else:
+            os.chmod(self.path, mode)
+
     def child(self, name: str) -> Dir:
         """Open the subdirectory `name`; Changed if it is no longer a real directory."""
         if self.fd is None:

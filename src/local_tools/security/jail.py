@@ -5,13 +5,15 @@ strings. A path is accepted when the file it names, with every symlink followed
 (the final one too), lies inside an allowed root; writes also need a writable root
 outside the system directories.
 
-This module holds the public ``Jail`` and its operations (read, write, list, delete).
-The machinery lives beside it:
+This module holds the public ``Jail`` and its operations (read, write, list, delete,
+move, copy). The machinery lives beside it:
 
 - ``resolve``: the engines (``openat2``, ``walk``, ``path``) and the symlink, `..`
   and ``/proc`` policy that turn a path into a checked directory descriptor;
 - ``roots``: the allowed roots and which real paths may be written;
-- ``dirfd``: the directory handle operations run on, and recursive removal;
+- ``dirfd``: the directory handle operations run on; ``delete``: recursive removal;
+- ``listing``: directory entries, symlinks reported with their text, never followed;
+- ``transfer`` and ``copytree``: move and copy, files and trees, through descriptors;
 - ``atomic_write``: temp file, fsync, rename;
 - ``syscalls``: flags and the ctypes ``openat2``/``renameat2`` calls;
 - ``os_errors``: the one OSError to ToolError boundary, and retries after a race;
@@ -30,6 +32,9 @@ Policy decisions made by the operations here (resolution's are in ``resolve``):
 - A hard link cannot be told apart from the file it shares, so reading one that
   leads outside is not detected. Writes are safe anyway: ``write_atomic`` replaces the
   name, and ``append`` refuses files with more than one link.
+- ``rename`` and ``copy`` act on a final symlink itself: it is moved, or copied as a
+  symlink with the same text (even one pointing outside: reading through the copy is
+  jailed like any other path). Their rules are in ``transfer``.
 - Atomic writes use a temp file named ``.lt-tmp-<name>.<random>`` in the target's
   directory (see ``atomic_write``); any leftover with that prefix is safe to delete.
 """
@@ -40,14 +45,15 @@ import errno
 import os
 import stat as stat_mod
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 from local_tools.core.errors import AlreadyExists, InvalidInput, PermissionDenied
 from local_tools.security.atomic_write import TEMP_PREFIX, write_atomically
+from local_tools.security.copytree import MAX_COPY_BYTES, MAX_COPY_ENTRIES, Check
 from local_tools.security.delete import delete_entry
 from local_tools.security.dirfd import Dir, is_link, require_regular, write_all
+from local_tools.security.listing import DirEntryInfo, list_entries
 from local_tools.security.os_errors import Changed, run_operation
 from local_tools.security.pathparts import shown
 from local_tools.security.resolve import (
@@ -61,7 +67,6 @@ from local_tools.security.resolve import (
 )
 from local_tools.security.roots import POSIX_SYSTEM_DIRS, Roots, StrPath
 from local_tools.security.syscalls import (
-    IS_WINDOWS,
     O_BINARY,
     O_CLOEXEC,
     O_NOCTTY,
@@ -69,8 +74,11 @@ from local_tools.security.syscalls import (
     O_NONBLOCK,
     openat2_available,
 )
+from local_tools.security.transfer import Transferred, transfer
 
 __all__ = [
+    "MAX_COPY_BYTES",
+    "MAX_COPY_ENTRIES",
     "MAX_NAME_BYTES",
     "MAX_PATH_BYTES",
     "MAX_SYMLINK_HOPS",
@@ -79,35 +87,12 @@ __all__ = [
     "DirEntryInfo",
     "Engine",
     "Jail",
+    "Transferred",
     "openat2_available",
 ]
 
-EntryKind = Literal["file", "directory", "symlink", "other"]
-
 # O_NONBLOCK so a FIFO cannot hang the open; O_NOCTTY so a tty never becomes ours.
 _READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_BINARY
-_FILE_ATTRIBUTE_HIDDEN = 0x2
-
-
-@dataclass(frozen=True)
-class DirEntryInfo:
-    """One entry of a directory listing. Symlinks are reported, never followed."""
-
-    name: str
-    kind: EntryKind
-    size: int  # bytes for files, link length for symlinks, 0 for directories
-    mtime: float
-    is_hidden: bool
-
-
-def _kind(mode: int) -> EntryKind:
-    if stat_mod.S_ISLNK(mode):
-        return "symlink"
-    if stat_mod.S_ISDIR(mode):
-        return "directory"
-    if stat_mod.S_ISREG(mode):
-        return "file"
-    return "other"
 
 
 class Jail:
@@ -200,7 +185,7 @@ class Jail:
         def once() -> list[DirEntryInfo]:
             with self._resolver.locate(path, follow_final=True) as loc:
                 if not loc.tail:
-                    return self._entries(loc.dir)
+                    return list_entries(loc.dir)
                 loc.require_entry(path)
                 st = loc.dir.lstat(loc.name)
                 if not stat_mod.S_ISDIR(st.st_mode):
@@ -209,7 +194,7 @@ class Jail:
                     )
                 sub = loc.dir.child(loc.name)
                 try:
-                    return self._entries(sub)
+                    return list_entries(sub)
                 finally:
                     sub.close()
 
@@ -341,6 +326,31 @@ class Jail:
 
         return run_operation("delete", path, once)
 
+    def rename(
+        self, src: str, dst: str, *, overwrite: bool = False, check: Check | None = None
+    ) -> str:
+        """Move `src` to the new path `dst`; returns what it was (file, directory, symlink).
+
+        One atomic rename where possible (never replacing `dst` unless `overwrite`);
+        across file systems a copy put in place whole, then the source removed.
+        `check` is called between steps of a copy and may raise to stop it.
+        """
+        return transfer(
+            self._resolver, self._roots, src, dst, move=True, overwrite=overwrite, check=check
+        ).kind
+
+    def copy(
+        self, src: str, dst: str, *, overwrite: bool = False, check: Check | None = None
+    ) -> Transferred:
+        """Copy a file, symlink (as a link) or directory tree to the new path `dst`.
+
+        The copy is built under a temp name and renamed into place: `dst` appears
+        whole or not at all. Returns (kind, files), files counting files and links.
+        """
+        return transfer(
+            self._resolver, self._roots, src, dst, move=False, overwrite=overwrite, check=check
+        )
+
     # ------------------------------------------------------------------ helpers
 
     def _check_link_target(self, path: str) -> None:
@@ -372,17 +382,3 @@ class Jail:
                 require_regular(old, path)
         write_atomically(parent, name, data, mode=mode, exclusive=exclusive, path=path)
         return old is None
-
-    def _entries(self, d: Dir) -> list[DirEntryInfo]:
-        out = []
-        for name, st in d.entries():
-            kind = _kind(st.st_mode)
-            if IS_WINDOWS and is_link(st):
-                kind = "symlink"
-            hidden = name.startswith(".") or bool(
-                getattr(st, "st_file_attributes", 0) & _FILE_ATTRIBUTE_HIDDEN
-            )
-            size = 0 if kind == "directory" else st.st_size
-            out.append(DirEntryInfo(name, kind, size, st.st_mtime, hidden))
-        out.sort(key=lambda e: e.name)
-        return out

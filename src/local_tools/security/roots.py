@@ -160,15 +160,17 @@ class Roots:
                 f"never writable. Write inside the workspace {self.workspace} instead."
             )
 
-    def refuse_protected_inside(self, real: Path, path: str) -> None:
-        """Recursive delete must not empty a nested root or a system directory."""
+    def refuse_protected_inside(
+        self, real: Path, path: str, action: str = "deleted recursively"
+    ) -> None:
+        """Recursive delete (or a move) must not take a nested root or a system directory."""
         parts = abs_parts(str(real))
         writable_root = self.innermost(real)
         for root in self.items:
             if rel_parts(root.parts, parts):
                 raise PermissionDenied(
                     f"Directory '{shown(path)}' contains the {root.kind} {root.path}, so "
-                    "it cannot be deleted recursively. Delete other entries instead."
+                    f"it cannot be {action}. Use other entries instead."
                 )
         for sysdir in self.system:
             if (
@@ -178,5 +180,5 @@ class Roots:
             ):
                 raise PermissionDenied(
                     f"Directory '{shown(path)}' contains a system directory, so it cannot "
-                    "be deleted recursively."
+                    f"be {action}."
                 )

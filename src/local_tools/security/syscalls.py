@@ -48,6 +48,7 @@ DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
 _RENAME_NOREPLACE = 1
+_RENAME_EXCL = 4  # macOS renameatx_np
 # openat2 has the same number on every architecture using the unified syscall table.
 _OPENAT2_NR = {
     m: 437
@@ -112,23 +113,31 @@ def openat2_available() -> bool:
         os.close(base)
 
 
-def renameat2_noreplace(dirfd: int, src: str, dst: str) -> bool:
-    """renameat2(RENAME_NOREPLACE); False when the system or file system lacks it."""
+def renameat2_noreplace(dirfd: int, src: str, dst: str, dst_dirfd: int | None = None) -> bool:
+    """Rename without ever replacing `dst`; False when the system or file system lacks it.
+
+    Linux renameat2(RENAME_NOREPLACE), else macOS renameatx_np(RENAME_EXCL). `dst` is
+    relative to `dst_dirfd` (default: the same directory as `src`).
+    """
     libc = _libc()
     func = getattr(libc, "renameat2", None) if libc is not None else None
+    flag = _RENAME_NOREPLACE
+    if func is None and libc is not None:
+        func, flag = getattr(libc, "renameatx_np", None), _RENAME_EXCL
     if func is None:
         return False
     res = func(
         ctypes.c_int(dirfd),
         ctypes.c_char_p(os.fsencode(src)),
-        ctypes.c_int(dirfd),
+        ctypes.c_int(dirfd if dst_dirfd is None else dst_dirfd),
         ctypes.c_char_p(os.fsencode(dst)),
-        ctypes.c_uint(_RENAME_NOREPLACE),
+        ctypes.c_uint(flag),
     )
     if res == 0:
         return True
     err = ctypes.get_errno()
     if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        # EINVAL is also "directory into itself"; the caller's fallback rename says so.
         return False
     raise OSError(err, os.strerror(err), dst)
 

@@ -10,16 +10,20 @@ __all__ = ["builtin_tools"]
 def builtin_tools() -> list[Tool]:
     from local_tools.tools.apply_patch import apply_patch
     from local_tools.tools.edit import edit
+    from local_tools.tools.file_copy import file_copy
     from local_tools.tools.file_delete import file_delete
+    from local_tools.tools.file_move import file_move
     from local_tools.tools.file_stat import file_stat
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.multi_edit import multi_edit
     from local_tools.tools.read_file import read_file
+    from local_tools.tools.read_many_files import read_many_files
     from local_tools.tools.write_file import write_file
 
     return [
         read_file,
+        read_many_files,
         write_file,
         edit,
         multi_edit,
@@ -27,5 +31,7 @@ def builtin_tools() -> list[Tool]:
         list_dir,
         file_stat,
         file_delete,
+        file_move,
+        file_copy,
         invalid,
     ]

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.tools._common import iso_time, path_subject
+from local_tools.security.jail import DirEntryInfo
+from local_tools.tools._common import iso_time, path_subject, shown_path
 
 MAX_ENTRIES = 1000
 
@@ -20,14 +21,18 @@ class ListDirArgs(Args):
 
 DESCRIPTION = f"""List a directory: name, type (file, directory, symlink), size in bytes and
 last-modified time (UTC, ISO 8601) of each entry, folders first, then by name.
-Hidden entries only with include_hidden=true. Symlinks are shown as symlinks and not
-followed. At most {MAX_ENTRIES} entries; use glob to find files by pattern."""
+Hidden entries only with include_hidden=true. Symlinks are shown as symlinks with
+their target (the link text), not followed. At most {MAX_ENTRIES} entries; use glob to
+find files by pattern."""
 
 
 def _render(output: dict[str, Any]) -> str:
     lines = [f"{output['path']}/"]
     for e in output["entries"]:
-        suffix = "/" if e["type"] == "directory" else ("@" if e["type"] == "symlink" else "")
+        if e["type"] == "symlink":
+            lines.append(f"  {e['name']}@ -> {e.get('target') or '?'}")
+            continue
+        suffix = "/" if e["type"] == "directory" else ""
         size = "" if e["type"] == "directory" else f"  ({e['size']} bytes)"
         lines.append(f"  {e['name']}{suffix}{size}")
     if output["truncated"]:
@@ -53,16 +58,20 @@ def list_dir(args: ListDirArgs, ctx: ToolContext) -> dict[str, Any]:
     entries.sort(key=lambda e: (e.kind != "directory", e.name.casefold(), e.name))
     shown = entries[:MAX_ENTRIES]
     return {
-        "path": ctx.jail.display(ctx.jail.resolve(args.path)),
-        "entries": [
-            {
-                "name": e.name,
-                "type": e.kind if e.kind in ("file", "directory", "symlink") else "other",
-                "size": e.size,
-                "last_modified": iso_time(e.mtime),
-            }
-            for e in shown
-        ],
+        "path": shown_path(ctx, args.path),
+        "entries": [_entry(e) for e in shown],
         "total": len(entries),
         "truncated": len(entries) > len(shown),
     }
+
+
+def _entry(e: DirEntryInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": e.name,
+        "type": e.kind,
+        "size": e.size,
+        "last_modified": iso_time(e.mtime),
+    }
+    if e.kind == "symlink":
+        out["target"] = e.target  # the link text, never followed
+    return out

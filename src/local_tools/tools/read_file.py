@@ -1,10 +1,9 @@
-"""read_file: a page of a text file, streamed, line-numbered for models."""
+"""read_file: a page of a text file, streamed, line-numbered for models; images and PDFs."""
 
 from __future__ import annotations
 
-import codecs
+import base64
 import os
-from itertools import islice
 from typing import Any
 
 from pydantic import Field
@@ -14,60 +13,91 @@ from local_tools.core.errors import InvalidInput, NotFound
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.editing.freshness import note_read
 from local_tools.tools._common import path_subject, similar_paths
+from local_tools.tools._image import image_mime, image_size
+from local_tools.tools._pdf import MAX_PDF_BYTES, pdf_lines
+from local_tools.tools._text_page import (
+    MAX_LINE_CHARS,
+    Page,
+    choose_codec,
+    looks_binary,
+    numbered,
+    page_of_lines,
+    read_text_page,
+    text_codec_name,
+)
+
+__all__ = ["read_file", "read_path"]
 
 DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
 MAX_BYTES = 50 * 1024
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
 SNIFF_BYTES = 4096
-# Refused by name before reading a byte; content sniffing catches the rest.
+MAX_LINE_ARG = 10**9
+# Refused by name unless the content is an image or PDF we read; sniffing catches the rest.
 _BINARY_EXT_WORDS = """
     zip gz tgz bz2 xz 7z rar tar jar war class exe dll so dylib o a lib bin dat db sqlite
     pyc pyo wasm png jpg jpeg gif webp bmp ico tiff pdf mp3 mp4 wav ogg flac mov avi mkv
     woff woff2 ttf otf eot psd
 """
 BINARY_EXTENSIONS = frozenset("." + word for word in _BINARY_EXT_WORDS.split())
+_IMAGE_EXTENSIONS = frozenset((".png", ".jpg", ".jpeg", ".gif", ".webp"))
 
 
 class ReadFileArgs(Args):
     path: str = Field(
         description="File to read: workspace-relative, or absolute inside an allowed root."
     )
-    offset: int = Field(1, ge=1, description="1-based line number to start from.")
-    limit: int = Field(DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return.")
-    encoding: str = Field("utf-8", description="Text encoding of the file.")
+    offset: int = Field(1, ge=1, le=MAX_LINE_ARG, description="1-based line number to start from.")
+    limit: int = Field(
+        DEFAULT_LIMIT, ge=1, le=MAX_LINE_ARG, description="Maximum number of lines to return."
+    )
+    encoding: str = Field(
+        "utf-8",
+        max_length=64,
+        description="Text encoding of the file; a byte order mark (UTF-8/16/32) is detected.",
+    )
 
 
-DESCRIPTION = f"""Read a text file from the workspace.
+DESCRIPTION = f"""Read a file from the workspace.
 
-Returns up to `limit` lines (default {DEFAULT_LIMIT}) starting at line `offset` (1-based),
-at most {MAX_BYTES // 1024} KB per call; lines longer than {MAX_LINE_CHARS} characters are cut.
-The footer says how to continue with a larger offset. Read a large file in pages instead
-of all at once. Binary files are refused; use list_dir for directories and grep to
-find something in many files."""
+Text: returns up to `limit` lines (default {DEFAULT_LIMIT}) starting at line `offset`
+(1-based), at most {MAX_BYTES // 1024} KB per call; lines longer than {MAX_LINE_CHARS}
+characters are cut. `content` is the exact text of those lines; the rendering numbers
+them. The footer says how to continue with a larger offset: read a large file in pages,
+not all at once. UTF-8 by default; a byte order mark (UTF-8/16/32) is honoured, and
+`encoding` reads other encodings (e.g. 'latin-1', 'cp1252', 'utf-16').
+Images (PNG, JPEG, GIF, WebP, up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB) are returned as
+base64 with their MIME type and size. PDFs are returned as extracted text with a
+`--- page N ---` line before each page, paged like a text file.
+Other binary files are refused. Use list_dir for directories, grep to find something
+in many files, read_many_files to read several files at once."""
 
 
 def _render(output: dict[str, Any]) -> str:
-    lines = output["content"].splitlines()
-    start = output["start_line"]
-    width = len(str(start + len(lines)))
-    body = "\n".join(f"{n:>{width}}\t{text}" for n, text in enumerate(lines, start))
-    total, end = output["total_lines"], output["end_line"]
+    if "image_base64" in output:
+        size = f", {output['width']}x{output['height']} px" if "width" in output else ""
+        return (
+            f"[Image {output['path']}: {output['mime_type']}{size}, {output['size']} bytes. "
+            "The image is attached to this result as base64 (image_base64).]"
+        )
+    total, start, end = output["total_lines"], output["start_line"], output["end_line"]
+    pdf = f"(PDF, {output['pages']} pages, text extracted.)" if "pages" in output else ""
     if total == 0:
-        return "(empty file)"
+        return f"{pdf}\n(no text)" if pdf else "(empty file)"
+    notes = [pdf] if pdf else []
     if end < total:
-        note = f"(Showing lines {start}-{end} of {total}. Use offset={end + 1} to continue.)"
+        notes.append(f"(Showing lines {start}-{end} of {total}. Use offset={end + 1} to continue.)")
     else:
-        note = f"(End of file - {total} lines total.)"
-    return f"{body}\n\n{note}" if body else note
-
-
-def _looks_binary(head: bytes) -> bool:
-    if b"\0" in head:
-        return True
-    if not head:
-        return False
-    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
-    return control / len(head) > 0.3
+        notes.append(f"(End of file - {total} lines total.)")
+    cut = output.get("cut_lines") or []
+    if cut:
+        which = ", ".join(map(str, cut[:5])) + (", ..." if len(cut) > 5 else "")
+        notes.append(
+            f"(Line {which}: longer than {MAX_LINE_CHARS} characters, cut. "
+            "Use grep to search inside long lines.)"
+        )
+    body = numbered(output["content"], start)
+    return "\n\n".join([body, " ".join(notes)] if body else notes)
 
 
 @tool(
@@ -82,92 +112,141 @@ def _looks_binary(head: bytes) -> bool:
     render=_render,
 )
 def read_file(args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
-    try:
-        codecs.lookup(args.encoding)
-    except LookupError:
-        raise InvalidInput(
-            f"Unknown encoding {args.encoding!r}. Try 'utf-8' or 'latin-1'."
-        ) from None
-    ext = os.path.splitext(args.path)[1].lower()
-    if ext in BINARY_EXTENSIONS:
-        raise InvalidInput(f"{args.path} is a binary file ({ext}); read_file only reads text.")
-    try:
-        handle = ctx.jail.open_read(args.path)
-    except NotFound:
-        guesses = similar_paths(ctx, args.path)
-        hint = f" Did you mean: {', '.join(guesses)}?" if guesses else ""
-        raise NotFound(
-            f"File not found: {args.path}.{hint}", details={"suggestions": guesses}
-        ) from None
-    with handle:
-        head = handle.read(SNIFF_BYTES)
-        if _looks_binary(head):
-            raise InvalidInput(f"{args.path} looks like a binary file; read_file only reads text.")
-        handle.seek(0)
-        page = _read_page(handle, args, ctx)
-        # Remember the version read, so an edit against it can tell if it went stale.
-        note_read(ctx, ctx.jail.resolve(args.path), os.fstat(handle.fileno()))
-        return page
-
-
-def _read_page(handle: Any, args: ReadFileArgs, ctx: ToolContext) -> dict[str, Any]:
-    limit = min(args.limit, ctx.limits.max_output_lines)
-    max_bytes = min(MAX_BYTES, ctx.limits.max_output_bytes)
-    skipped = sum(1 for _ in islice(handle, args.offset - 1))
-    picked: list[bytes] = []
-    size = 0
-    truncated = False
-    for raw in handle:
-        if len(picked) >= limit or size + len(raw) > max_bytes:
-            truncated = True
-            picked_total = skipped + len(picked) + 1
-            break
-        picked.append(raw)
-        size += len(raw)
-        if len(picked) % 4096 == 0:
-            ctx.check_cancelled()
-    else:
-        picked_total = skipped + len(picked)
-    # Count the rest in chunks: the total is worth knowing, the text is not needed.
-    rest = 0
-    if truncated:
-        last = b""
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            rest += chunk.count(b"\n")
-            last = chunk
-        rest += 1 if last and not last.endswith(b"\n") else 0
-    total_lines = picked_total + rest
-    if args.offset > 1 and skipped < args.offset - 1:
-        raise InvalidInput(
-            f"offset {args.offset} is past the end of {args.path} ({skipped} lines). "
-            f"Use an offset between 1 and {max(skipped, 1)}."
-        )
-    encoding = (
-        "utf-8-sig"
-        if args.offset == 1 and args.encoding.lower() in ("utf-8", "utf8")
-        else args.encoding
+    return read_path(
+        ctx,
+        args.path,
+        offset=args.offset,
+        limit=min(args.limit, ctx.limits.max_output_lines),
+        encoding=text_codec_name(args.encoding),
+        max_bytes=min(MAX_BYTES, ctx.limits.max_output_bytes),
     )
+
+
+def read_path(
+    ctx: ToolContext,
+    path: str,
+    *,
+    offset: int,
+    limit: int,
+    encoding: str,
+    max_bytes: int,
+    min_one_line: bool = True,
+    images: bool = True,
+) -> dict[str, Any]:
+    """read_file's output for one path (text page, image or PDF); ToolError when it can't.
+
+    `encoding` is a codec name from text_codec_name. With min_one_line=False a first
+    line over max_bytes is left out instead of returned whole.
+    """
     try:
-        text = b"".join(picked).decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(
-            f"{args.path} is not valid {args.encoding} (byte {exc.start} of the requested "
-            "lines). Pass encoding='latin-1' (or the file's real encoding) to read it."
-        ) from None
-    if any(len(line) > MAX_LINE_CHARS for line in text.splitlines()):
-        text = "".join(
-            line[:MAX_LINE_CHARS] + "... (line cut)\n"
-            if len(line.rstrip("\r\n")) > MAX_LINE_CHARS
-            else line
-            for line in text.splitlines(keepends=True)
-        )
-        truncated = True
-    start = args.offset
+        handle = ctx.jail.open_read(path)
+    except NotFound:
+        guesses = similar_paths(ctx, path)
+        hint = f" Did you mean: {', '.join(guesses)}?" if guesses else ""
+        raise NotFound(f"File not found: {path}.{hint}", details={"suggestions": guesses}) from None
+    with handle:
+        real = ctx.jail.resolve(path)
+        shown = ctx.jail.display(real)
+        head = handle.read(SNIFF_BYTES)
+        ext = os.path.splitext(path)[1].lower()
+        mime = image_mime(head)
+        if mime is not None:
+            if not images:
+                raise InvalidInput(f"{shown} is an image ({mime}); read it with read_file.")
+            output = _image(handle, head, mime, shown)
+        elif head.startswith(b"%PDF-") or (ext == ".pdf" and b"%PDF-" in head[:1024]):
+            lines, pages = _pdf_lines(ctx, handle, shown, real)
+            page = page_of_lines(
+                lines,
+                where=shown,
+                offset=offset,
+                limit=limit,
+                max_bytes=max_bytes,
+                check=ctx.check_cancelled,
+            )
+            output = {**_page_output(shown, page), "pages": pages, "mime_type": "application/pdf"}
+        else:
+            _refuse_binary_name(shown, ext)
+            codec = choose_codec(encoding, head)
+            if codec.split_bytes and looks_binary(head[codec.bom_bytes :]):
+                raise InvalidInput(
+                    f"{shown} looks like a binary file (NUL or control bytes); read_file only "
+                    "reads text. If it is UTF-16 or UTF-32 text without a byte order mark, "
+                    "pass encoding='utf-16-le' (or the right one)."
+                )
+            page = read_text_page(
+                handle,
+                codec,
+                where=shown,
+                offset=offset,
+                limit=limit,
+                max_bytes=max_bytes,
+                min_one_line=min_one_line,
+                check=ctx.check_cancelled,
+            )
+            output = {**_page_output(shown, page), "encoding": codec.name}
+        # Remember the version read, so an edit against it can tell if it went stale.
+        note_read(ctx, real, os.fstat(handle.fileno()))
+        return output
+
+
+def _page_output(shown: str, page: Page) -> dict[str, Any]:
     return {
-        "path": ctx.jail.display(ctx.jail.resolve(args.path)),
-        "content": text,
-        "start_line": start,
-        "end_line": start + len(picked) - 1 if picked else start - 1,
-        "total_lines": total_lines,
-        "truncated": truncated,
+        "path": shown,
+        "content": page.content,
+        "start_line": page.start_line,
+        "end_line": page.end_line,
+        "total_lines": page.total_lines,
+        "truncated": page.truncated,
+        "cut_lines": page.cut_lines,
     }
+
+
+def _refuse_binary_name(shown: str, ext: str) -> None:
+    if ext not in BINARY_EXTENSIONS:
+        return
+    if ext in _IMAGE_EXTENSIONS:
+        what = f"has a binary file extension ({ext}) but is not a PNG, JPEG, GIF or WebP image"
+    elif ext == ".pdf":
+        what = "has a binary file extension (.pdf) but no %PDF- header"
+    else:
+        what = f"is a binary file ({ext})"
+    raise InvalidInput(f"{shown} {what}; read_file only reads text, images and PDFs.")
+
+
+def _image(handle: Any, head: bytes, mime: str, shown: str) -> dict[str, Any]:
+    size = os.fstat(handle.fileno()).st_size
+    data = head + handle.read(MAX_IMAGE_BYTES + 1 - len(head)) if size <= MAX_IMAGE_BYTES else b""
+    if size > MAX_IMAGE_BYTES or len(data) > MAX_IMAGE_BYTES:
+        raise InvalidInput(
+            f"{shown} is an image ({mime}) of {max(size, len(data))} bytes; read_file returns "
+            f"images up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB. Ask the user for a smaller "
+            "version, or resize it with a command."
+        )
+    output: dict[str, Any] = {
+        "path": shown,
+        "mime_type": mime,
+        "image_base64": base64.b64encode(data).decode("ascii"),
+        "size": len(data),
+    }
+    dimensions = image_size(data, mime)
+    if dimensions is not None:
+        output["width"], output["height"] = dimensions
+    return output
+
+
+def _pdf_lines(ctx: ToolContext, handle: Any, shown: str, real: Any) -> tuple[list[str], int]:
+    st = os.fstat(handle.fileno())
+    if st.st_size > MAX_PDF_BYTES:
+        raise InvalidInput(
+            f"{shown} is a PDF of {st.st_size} bytes; read_file extracts text from PDFs up "
+            f"to {MAX_PDF_BYTES // (1024 * 1024)} MB."
+        )
+    handle.seek(0)
+    return pdf_lines(
+        handle,
+        where=shown,
+        key=(str(real), st.st_mtime_ns, st.st_size),
+        session=ctx.session,
+        check=ctx.check_cancelled,
+    )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import codecs
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import AlreadyExists, InvalidInput
+from local_tools.core.errors import AlreadyExists, InvalidInput, ToolError
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.editing.freshness import note_read
 from local_tools.tools._common import path_subject, shown_path
@@ -31,8 +32,53 @@ DESCRIPTION = """Write a text file in the workspace.
 
 Creates the file and any missing parent folders. An existing file is only replaced
 with overwrite=true (otherwise ALREADY_EXISTS); append=true adds to the end. Writes
-are atomic: the file is never left half-written. To change part of an existing file,
-prefer edit."""
+are atomic: the file is never left half-written. When replacing or appending to a
+file with CRLF line endings, content with plain \\n line endings is written with CRLF;
+content containing \\r\\n is written as given. A UTF-8 byte-order mark is kept when
+replacing a file that has one. System folders are never written. To change part of
+an existing file, prefer edit."""
+
+# Enough of the old file to tell its line endings; a huge file is judged by its start.
+_STYLE_SAMPLE = 64 * 1024
+_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE,
+         codecs.BOM_UTF16_BE)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How the existing file is written."""
+
+    crlf: bool
+    utf8_bom: bool
+
+
+def _existing_style(ctx: ToolContext, path: str, ascii_like: bool) -> _Style | None:
+    """The old file's line endings and BOM; None when there is no readable old file."""
+    try:
+        with ctx.jail.open_read(path) as handle:
+            head = handle.read(_STYLE_SAMPLE)
+    except ToolError:  # missing, a directory, a link out...: the write itself reports it
+        return None
+    utf8_bom = head.startswith(codecs.BOM_UTF8)
+    crlf = False
+    # Counting bytes is only meaningful where "\n" is one byte (ASCII-compatible
+    # encodings) and the file is text.
+    if ascii_like and (utf8_bom or b"\0" not in head[:8192]):
+        pairs = head.count(b"\r\n")
+        crlf = pairs > 0 and pairs >= head.count(b"\n") - pairs
+    return _Style(crlf, utf8_bom)
+
+
+def _line_endings(text: str, style: _Style | None) -> tuple[str, str]:
+    """The text with the old file's CRLF applied, and which endings it has."""
+    crlf_file = style is not None and style.crlf
+    pairs = text.count("\r\n")  # two scans in all: contents can be hundreds of MB
+    singles = text.count("\n") - pairs
+    if crlf_file and singles and not pairs:  # the content says nothing; the file does
+        return text.replace("\n", "\r\n"), "crlf"
+    if not pairs and not singles:  # no line break: the file's convention
+        return text, "crlf" if crlf_file else "lf"
+    return text, "crlf" if pairs >= singles else "lf"
 
 
 @tool(
@@ -47,10 +93,23 @@ prefer edit."""
 )
 def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
     try:
-        codecs.lookup(args.encoding)
-        data = args.content.encode(args.encoding)
+        codec = codecs.lookup(args.encoding).name
+        ascii_like = "a\r\n".encode(args.encoding).endswith(b"a\r\n")
     except LookupError:
         raise InvalidInput(f"Unknown encoding {args.encoding!r}. Try 'utf-8'.") from None
+    # Exclusive creation has no old file to match (if one exists, it is refused).
+    matching = args.append or args.overwrite
+    style = _existing_style(ctx, args.path, ascii_like) if matching else None
+    text, endings = _line_endings(args.content, style)
+    keep_bom = (
+        not args.append
+        and style is not None
+        and style.utf8_bom
+        and codec == "utf-8"
+        and not text.startswith("\ufeff")
+    )
+    try:
+        data = (codecs.BOM_UTF8 if keep_bom else b"") + text.encode(args.encoding)
     except UnicodeEncodeError as exc:
         raise InvalidInput(
             f"The content cannot be written as {args.encoding}: {exc.reason} at character "
@@ -58,6 +117,7 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
         ) from None
     if args.append:
         created = ctx.jail.append(args.path, data)
+        bom = style.utf8_bom if style is not None and not created else data.startswith(_BOMS)
     else:
         try:
             created = ctx.jail.write_atomic(args.path, data, exclusive=not args.overwrite)
@@ -66,10 +126,13 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
                 f"{args.path} already exists. Pass overwrite=true to replace it, append=true "
                 "to add to it, or use edit to change part of it."
             ) from None
+        bom = data.startswith(_BOMS)
     real = ctx.jail.resolve(args.path)
     note_read(ctx, real, os.stat(real))  # what we wrote is what this session has seen
     return {
         "path": shown_path(ctx, args.path),
         "bytes_written": len(data),
         "created": created,
+        "line_endings": endings,
+        "bom": bom,
     }

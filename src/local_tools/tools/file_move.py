@@ -1,0 +1,142 @@
+"""file_move: rename or move a file, symlink or directory through the jail.
+
+Also holds what file_copy shares with it: how the destination is spelled, the
+permission subjects, and the extra checks on the source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import AlreadyExists, InvalidInput
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.tools._common import file_subjects, shown_path
+
+__all__ = [
+    "FileMoveArgs",
+    "better_exists",
+    "file_move",
+    "final_destination",
+    "source_checks",
+    "transfer_subjects",
+]
+
+_SEPARATORS = ("/", "\\") if os.sep == "\\" else ("/",)
+
+
+class FileMoveArgs(Args):
+    source: str = Field(
+        description="File, directory or symlink to move: workspace-relative, or absolute "
+        "inside an allowed root."
+    )
+    destination: str = Field(
+        description="Its new path, including the name. End it with '/' to keep the name "
+        "inside a folder: 'docs/' moves 'a.md' to 'docs/a.md'."
+    )
+    overwrite: bool = Field(
+        False, description="Replace an existing file, symlink or empty folder at destination."
+    )
+
+
+DESCRIPTION = """Move or rename a file, directory or symlink.
+
+destination is the new path itself: moving 'a' to an existing folder 'b' is refused
+(ALREADY_EXISTS) rather than putting it inside; give 'b/a', or 'b/' to keep the name.
+An existing destination is only replaced with overwrite=true, and only by the same
+kind (a file or symlink for a file or symlink, an empty folder for a folder). Missing
+parent folders are created. Symlinks are moved as links, never followed. Works across
+allowed roots; across disks the data is copied first (at most 10,000 entries and
+1 GB) and the source removed only once the copy is complete. Besides write access to
+both paths it needs read and delete permission on the source (deleting asks the user
+by default)."""
+
+
+def final_destination(source: str, destination: str) -> str:
+    """The path the entry ends up at: a trailing '/' means "inside, same name".
+
+    Purely textual, so the permission check and the operation agree on it.
+    """
+    if not destination.endswith(_SEPARATORS):
+        return destination
+    name = os.path.basename(os.path.normpath(source))
+    if name in ("", ".", "..") or name.endswith(_SEPARATORS):
+        raise InvalidInput(
+            f"Cannot tell which name to give '{source}' inside '{destination}'. Give the "
+            "destination's full path, including the new name."
+        )
+    return destination + name
+
+
+def transfer_subjects(args: Any, ctx: ToolContext) -> Sequence[str]:
+    """write:file is checked on both ends: the source changes (move) or is read into
+    a new file (copy), and the destination is created or replaced."""
+    dst = final_destination(args.source, args.destination)
+    return [*file_subjects(ctx, args.source), *file_subjects(ctx, dst)]
+
+
+async def source_checks(ctx: ToolContext, source: str, *, removes: bool, summary: str) -> None:
+    """Permissions on the source beyond write:file.
+
+    read:file, because the content reaches a new path where the read rules that
+    protected it (a `.env` ask, a denied folder) no longer match; delete:file for a
+    move, which removes the source name. Both before anything is touched.
+    """
+    subjects = file_subjects(ctx, source)
+    await ctx.authorize("read:file", subjects, summary=summary)
+    if removes:
+        await ctx.authorize("delete:file", subjects, summary=summary)
+
+
+def better_exists(exc: AlreadyExists, source: str, destination: str, verb: str) -> AlreadyExists:
+    """Spell out how to put the source inside an existing folder."""
+    if not exc.details.get("destination_is_directory"):
+        return exc
+    name = os.path.basename(os.path.normpath(source))
+    inside = f"{destination.rstrip('/')}/{name}"
+    return AlreadyExists(
+        f"Destination '{destination}' is an existing folder, and destination names the "
+        f"new path itself. To {verb} '{source}' into it, use destination '{inside}' (or "
+        f"'{destination.rstrip('/')}/'). overwrite=true replaces it only if it is empty.",
+        details=exc.details,
+    )
+
+
+def _render(output: dict[str, Any]) -> str:
+    return f"Moved {output['type']} {output['source']} -> {output['destination']}"
+
+
+@tool(
+    "file_move",
+    args=FileMoveArgs,
+    description=DESCRIPTION,
+    permission="write:file",
+    aliases=("move_file",),
+    hints=Hints(destructive=True),
+    toolset="files",
+    subjects=transfer_subjects,
+    render=_render,
+)
+async def file_move(args: FileMoveArgs, ctx: ToolContext) -> dict[str, Any]:
+    dst = final_destination(args.source, args.destination)
+    source, destination = shown_path(ctx, args.source), shown_path(ctx, dst)
+    await source_checks(
+        ctx, args.source, removes=True, summary=f"file_move {source} -> {destination}"
+    )
+    ctx.check_cancelled()
+    try:
+        kind = await asyncio.to_thread(
+            ctx.jail.rename,
+            args.source,
+            dst,
+            overwrite=args.overwrite,
+            check=ctx.check_cancelled,
+        )
+    except AlreadyExists as exc:
+        raise better_exists(exc, source, destination, "move") from None
+    return {"source": source, "destination": destination, "type": kind}
