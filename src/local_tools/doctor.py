@@ -31,9 +31,9 @@ def landlock_abi() -> int | None:
 
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
+    from local_tools.search import engine_info
 
     abi = landlock_abi()
-    rg = shutil.which("rg")
     bwrap = shutil.which("bwrap")
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     return [
@@ -44,7 +44,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("config", tb.config.source or "built-in defaults"),
         ("state dir", str(tb.state_dir)),
         ("path jail", tb.jail.engine),
-        ("ripgrep", rg or "not found (search tools use the pure-Python fallback)"),
+        ("search", engine_info()),
         ("landlock", f"ABI {abi}" if abi else "unavailable"),
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser or "not found"),

@@ -136,9 +136,7 @@ def test_log_shows_calls(workspace: Path, state: Path) -> None:
 def test_doctor(workspace: Path, state: Path) -> None:
     r = cli("doctor", cwd=workspace, state=state)
     assert r.returncode == 0
-    assert (
-        "path jail" in r.stdout and "ripgrep" in r.stdout and str(workspace.resolve()) in r.stdout
-    )
+    assert "path jail" in r.stdout and "search" in r.stdout and str(workspace.resolve()) in r.stdout
 
 
 def test_init_writes_loadable_config(workspace: Path, state: Path) -> None:

@@ -14,6 +14,8 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.file_delete import file_delete
     from local_tools.tools.file_move import file_move
     from local_tools.tools.file_stat import file_stat
+    from local_tools.tools.glob import glob
+    from local_tools.tools.grep import grep
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.multi_edit import multi_edit
@@ -33,5 +35,7 @@ def builtin_tools() -> list[Tool]:
         file_delete,
         file_move,
         file_copy,
+        glob,
+        grep,
         invalid,
     ]

@@ -1,0 +1,91 @@
+"""The pure-Python search engine: the same files, lines and counts as ripgrep.
+
+Files come from `walk.walk_files` (ripgrep's ignore rules, no symlinks), each file
+is searched whole by `text_search` (whole-file regex, never line by line), and the
+regex is the pattern translated by `regex_translate`. It offers the three calls the
+ripgrep engine offers, so `results` treats both alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from local_tools.search.scope import LineEvent, Query, Scope
+from local_tools.search.text_search import Hits, compile_query, search_file
+from local_tools.search.walk import walk_files
+
+__all__ = ["PythonEngine"]
+
+Check = Callable[[], None]
+Accept = Callable[[str], bool]
+
+
+def _events(path: str, hits: Hits, context: int) -> Iterator[LineEvent]:
+    if not context:
+        for line_no, text in hits.lines:
+            yield LineEvent(path, line_no, text, True)
+        return
+    lines = hits.all_lines()
+    wanted: set[int] = set()
+    for line_no, _ in hits.lines:
+        wanted.update(range(max(1, line_no - context), min(len(lines), line_no + context) + 1))
+    matched = {line_no for line_no, _ in hits.lines}
+    for n in sorted(wanted):
+        yield LineEvent(path, n, lines[n - 1], n in matched)
+
+
+class PythonEngine:
+    """Walk with `walk_files`, search with `re`; the interface of the ripgrep engine."""
+
+    name = "python"
+
+    def describe(self) -> str:
+        return "pure-Python fallback"
+
+    def files(
+        self,
+        scope: Scope,
+        *,
+        name_globs: list[str] | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+    ) -> Iterator[str]:
+        if scope.is_file:
+            yield scope.rel
+            return
+        yield from walk_files(scope.base, scope.rel, scope.parent_lines, accept=accept, check=check)
+
+    def counts(
+        self,
+        scope: Scope,
+        query: Query,
+        *,
+        name_globs: list[str] | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+    ) -> Iterator[tuple[str, int]]:
+        compiled = compile_query(query)
+        for path in self.files(scope, accept=accept, check=check):
+            hits = search_file(scope.abspath(path), compiled, check=check)
+            if hits is not None:
+                yield path, len(hits.lines)
+
+    def lines(
+        self,
+        scope: Scope,
+        query: Query,
+        *,
+        files: Iterable[str] | None = None,
+        max_per_file: int | None = None,
+        name_globs: list[str] | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+    ) -> Iterator[LineEvent]:
+        compiled = compile_query(query)
+        paths = files if files is not None else self.files(scope, accept=accept, check=check)
+        for path in paths:
+            if check is not None:
+                check()
+            hits = search_file(scope.abspath(path), compiled, max_per_file, check)
+            if hits is not None:
+                yield from _events(path, hits, query.context)

@@ -1,0 +1,133 @@
+"""glob: find files by name pattern, newest first — ripgrep's file walk, or os.scandir."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import InvalidInput
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.search.engine import get_engine
+from local_tools.search.glob_match import GlobError, PathGlob
+from local_tools.search.results import glob_files
+from local_tools.search.scope import Scope, scope_for
+from local_tools.tools._common import path_subject, shown_path
+
+__all__ = ["glob"]
+
+MAX_FILES = 100
+TIMEOUT = 120.0
+
+
+class GlobArgs(Args):
+    pattern: str = Field(
+        min_length=1,
+        max_length=1000,
+        description='Glob for the files to find, e.g. "**/*.py", "src/**/test_*.py", "*.{ts,tsx}".',
+    )
+    path: str = Field(".", description="Folder to search in, workspace-relative or absolute.")
+
+
+DESCRIPTION = f"""Find files by name with a glob pattern; returns paths relative to the
+workspace (forward slashes), the most recently modified first.
+
+Patterns: `*` any characters except "/", `?` one character, `**` any number of folders,
+`[a-z]` a set, `{{ts,tsx}}` alternatives. A pattern without "/" matches file names at any
+depth ("*.py" finds every Python file, like "**/*.py"); one with "/" is matched against
+the path below `path` ("src/**/test_*.py", "docs/*.md" only directly in docs); a leading
+"/" anchors a name to `path` itself ("/*.toml"). Comma-separate several patterns; a
+leading "!" excludes ("**/*.ts,!**/*.d.ts").
+
+.gitignore, .ignore and .rgignore files are honoured, .git is skipped, other hidden files
+are included, symlinks are not followed; only files are listed, not folders. At most
+{MAX_FILES} paths, the newest of all matches; `total` counts every match and a note says
+how many more exist — narrow the pattern or `path` to see them. Use grep to search
+file contents, list_dir to see one folder."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    lines = list(output["files"]) or ["No files found."]
+    if output.get("note"):
+        lines.append(("\n" if output["files"] else "") + output["note"])
+    return "\n".join(lines)
+
+
+def _relative_pattern(ctx: ToolContext, scope: Scope, path: str, pattern: str) -> str:
+    """An absolute pattern under the searched folder, made relative to it."""
+    if not os.path.isabs(pattern):
+        return pattern
+    folder = scope.abspath(scope.rel) if scope.rel else scope.base
+    candidates = {folder, os.path.join(str(ctx.jail.root), shown_path(ctx, path))}
+    normalized = pattern.replace(os.sep, "/")
+    for prefix in candidates:
+        prefix = prefix.replace(os.sep, "/").rstrip("/") + "/"
+        if normalized.startswith(prefix):
+            return normalized[len(prefix) :]
+    return pattern
+
+
+def _not_denied(ctx: ToolContext) -> Callable[[str], bool]:
+    """glob shows names, not contents: only files whose reading is denied are hidden."""
+    policy, user = ctx.policy, ctx.user_id
+
+    def allowed(shown: str) -> bool:
+        return policy.evaluate(user, "read:file", shown).action != "deny"
+
+    return allowed
+
+
+@tool(
+    "glob",
+    args=GlobArgs,
+    description=DESCRIPTION,
+    permission="read:file",
+    aliases=("list_files",),
+    hints=Hints(read_only=True, idempotent=True),
+    toolset="search",
+    subjects=path_subject,
+    render=_render,
+    timeout=TIMEOUT,
+)
+def glob(args: GlobArgs, ctx: ToolContext) -> dict[str, Any]:
+    scope = scope_for(ctx.jail, args.path)
+    if scope.is_file:
+        raise InvalidInput(
+            f"Path '{args.path}' is a file; glob searches a folder. Use file_stat to check "
+            "one file, or pass its folder as `path`."
+        )
+    try:
+        pattern = PathGlob(_relative_pattern(ctx, scope, args.path, args.pattern))
+    except GlobError as exc:
+        raise InvalidInput(f"Invalid glob pattern: {exc}.") from None
+    result = glob_files(
+        get_engine(),
+        scope,
+        pattern,
+        allowed=_not_denied(ctx),
+        limit=MAX_FILES,
+        check=ctx.check_cancelled,
+    )
+    output: dict[str, Any] = {
+        "files": result.files,
+        "total": result.total,
+        "truncated": result.total > len(result.files),
+    }
+    notes = []
+    if output["truncated"]:
+        notes.append(
+            f"Showing the {len(result.files)} most recently modified of {result.total} "
+            f"matching files; {result.total - len(result.files)} more exist. Narrow the "
+            "pattern (e.g. a folder prefix or a longer name) or pass a smaller `path`."
+        )
+    if result.left_out:
+        notes.append(
+            f"{result.left_out} matching file(s) are hidden: the permission rules deny "
+            "reading them."
+        )
+    if notes:
+        output["note"] = " ".join(notes)
+    return output

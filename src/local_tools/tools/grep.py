@@ -1,0 +1,178 @@
+"""grep: search file contents with a regex — ripgrep, or a pure-Python fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import InvalidInput
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.search.engine import get_engine
+from local_tools.search.glob_match import GlobError, PathGlob
+from local_tools.search.results import GrepResult, grep_lines
+from local_tools.search.scope import Query, Scope, scope_for
+from local_tools.tools._common import path_subject
+
+__all__ = ["grep"]
+
+MAX_MATCHES = 100
+MAX_LINE_CHARS = 500
+MAX_CONTEXT = 10
+CUT_MARKER = " ... (line cut)"
+TIMEOUT = 120.0
+
+
+class GrepArgs(Args):
+    pattern: str = Field(
+        min_length=1,
+        max_length=10_000,
+        description="Regular expression to search for (Rust regex syntax, as in ripgrep).",
+    )
+    path: str = Field(
+        ".",
+        description="Folder to search recursively, or one file; workspace-relative or absolute.",
+    )
+    include: str | None = Field(
+        None,
+        max_length=1000,
+        description=(
+            'Only search files matching this glob, e.g. "*.py", "*.{ts,tsx}", "src/**/*.go". '
+            'Comma-separate several; a leading "!" excludes ("*.js,!*.min.js").'
+        ),
+    )
+    ignore_case: bool = Field(False, description="Match letters case-insensitively.")
+    context: int = Field(
+        0,
+        ge=0,
+        le=MAX_CONTEXT,
+        description=f"Lines of context to show before and after each match (0-{MAX_CONTEXT}).",
+    )
+
+
+DESCRIPTION = f"""Search file contents with a regular expression. Fast (ripgrep); when ripgrep
+is missing a pure-Python fallback returns the same results.
+
+Syntax is Rust regex, as in ripgrep: \\w \\d \\s \\b, [a-z], (a|b), x{{2,5}}, (?i); no
+look-around or backreferences. A match never spans lines. Escape ( ) [ ] {{ }} . * + ? ^ $ |
+and \\ with a backslash to match them literally (e.g. "log\\.Error\\(").
+
+`path` is a folder (searched recursively) or a single file. `include` limits the files
+by glob (without a "/" it matches file names at any depth; unused when `path` is a file).
+.gitignore, .ignore and .rgignore files are honoured, .git and binary files skipped,
+other hidden files searched, symlinks not followed.
+
+Returns at most {MAX_MATCHES} matching lines as {{path, line, text}}, files with the newest
+changes first and lines in order inside a file; with `context`, the lines around each match
+are added, marked "context": true. `total` is the exact number of matching lines in all
+files (a separate counting pass, so it stays exact when only {MAX_MATCHES} are shown), and
+`truncated` says some were left out: then narrow the search with a more specific pattern,
+a smaller path or `include`. Lines longer than {MAX_LINE_CHARS} characters are cut. Files the
+permission rules do not let you read without asking (such as .env) are left out and
+counted in `note`. Use glob to find files by name."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + CUT_MARKER
+
+
+def _notes(result: GrepResult, shown: int) -> list[str]:
+    notes = []
+    if result.binary:
+        notes.append("The file is binary (it contains NUL bytes) and was not searched.")
+    if result.left_out:
+        notes.append(
+            f"{result.left_out} file(s) with matches were left out because the permission "
+            "rules do not allow reading them without asking (e.g. .env files); read one with "
+            "read_file to be asked."
+        )
+    if result.total > shown:
+        notes.append(
+            f"Showing {shown} of {result.total} matching lines ({result.files} files, newest "
+            "first). Narrow the search with a more specific pattern, a smaller path or include."
+        )
+    return notes
+
+
+def _render(output: dict[str, Any]) -> str:
+    lines: list[str] = []
+    current = None
+    for m in output["matches"]:
+        if m["path"] != current:
+            current = m["path"]
+            lines.append(f"{current}:")
+        sep = "-" if m.get("context") else ":"
+        lines.append(f"  {m['line']}{sep} {m['text']}")
+    shown = sum(1 for m in output["matches"] if not m.get("context"))
+    if not shown:
+        lines.append("No matches found.")
+    elif not output["truncated"]:
+        files = output["files_with_matches"]
+        lines.append(f"\n{shown} matching line(s) in {files} file(s).")
+    if output.get("note"):
+        lines.append(("\n" if lines else "") + output["note"])
+    return "\n".join(lines)
+
+
+def readable_by_policy(ctx: ToolContext) -> Callable[[str], bool]:
+    """Whether the caller may read a path without being asked (grep must not leak .env)."""
+    policy, user = ctx.policy, ctx.user_id
+
+    def allowed(shown: str) -> bool:
+        return policy.evaluate(user, "read:file", shown).action == "allow"
+
+    return allowed
+
+
+@tool(
+    "grep",
+    args=GrepArgs,
+    description=DESCRIPTION,
+    permission="read:file",
+    aliases=("search_file_content",),
+    hints=Hints(read_only=True, idempotent=True),
+    toolset="search",
+    subjects=path_subject,
+    render=_render,
+    timeout=TIMEOUT,
+)
+def grep(args: GrepArgs, ctx: ToolContext) -> dict[str, Any]:
+    scope: Scope = scope_for(ctx.jail, args.path)
+    include = None
+    if args.include and args.include.strip():
+        try:
+            include = PathGlob(args.include)
+        except GlobError as exc:
+            raise InvalidInput(f"Invalid include glob: {exc}.") from None
+    query = Query(args.pattern, args.ignore_case, args.context)
+    result = grep_lines(
+        get_engine(),
+        scope,
+        query,
+        include=include,
+        allowed=readable_by_policy(ctx),
+        limit=MAX_MATCHES,
+        check=ctx.check_cancelled,
+    )
+    matches = []
+    shown = 0
+    for ev in result.events:
+        entry: dict[str, Any] = {"path": scope.display(ev.path), "line": ev.line}
+        entry["text"] = _cut(ev.text)
+        if ev.is_match:
+            shown += 1
+        else:
+            entry["context"] = True
+        matches.append(entry)
+    output: dict[str, Any] = {
+        "matches": matches,
+        "total": result.total,
+        "truncated": result.total > shown,
+        "files_with_matches": result.files,
+    }
+    notes = _notes(result, shown)
+    if notes:
+        output["note"] = " ".join(notes)
+    return output
