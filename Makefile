@@ -26,6 +26,9 @@ test: lint
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/dispatch.py
+	$(BIN)/python benchmarks/files.py
+	$(BIN)/python benchmarks/corpus.py
+	$(BIN)/python benchmarks/search.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
