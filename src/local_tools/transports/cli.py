@@ -159,7 +159,7 @@ def _cmd_list(ns: argparse.Namespace) -> int:
             for t in members:
                 aliases = f"  (aliases: {', '.join(t['aliases'])})" if t["aliases"] else ""
                 first = _summary(t["description"])
-                print(f"  {t['name']:<14} {t['permission'] or '-':<16} {first}{aliases}")
+                print(f"  {t['name']:<16} {t['permission'] or '-':<14} {first}{aliases}")
     return EXIT_OK
 
 
