@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -42,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolError as exc:  # the workspace itself is unusable (missing root, ...)
         print(f"local-tools: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `local-tools list | head`: the reader left early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
