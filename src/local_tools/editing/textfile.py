@@ -6,27 +6,18 @@ the encoding and the line endings of the file survive an edit.
 
 from __future__ import annotations
 
-import codecs
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from local_tools.core.errors import InvalidInput, NotFound
 from local_tools.security.jail import Jail
+from local_tools.text_encoding import detect_bom
 
 __all__ = ["MAX_EDIT_BYTES", "TextFile", "encode_text", "read_text_file"]
 
 # Whole-file edits hold the text in memory several times over; past this, refuse.
 MAX_EDIT_BYTES = 64 * 1024 * 1024
-
-# UTF-32 first: its little-endian BOM starts with UTF-16's.
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 
 
 @dataclass(frozen=True)
@@ -94,7 +85,4 @@ def encode_text(tf: TextFile, text: str) -> bytes:
 
 
 def _detect(data: bytes, encoding: str) -> tuple[bytes, str]:
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            return bom, codec
-    return b"", encoding
+    return detect_bom(data) or (b"", encoding)

@@ -12,18 +12,16 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput, NotFound
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.editing.freshness import note_read
+from local_tools.text_encoding import choose_codec, looks_binary, text_codec_name
 from local_tools.tools._common import path_subject, similar_paths
 from local_tools.tools._image import image_mime, image_size
 from local_tools.tools._pdf import MAX_PDF_BYTES, pdf_lines
 from local_tools.tools._text_page import (
     MAX_LINE_CHARS,
     Page,
-    choose_codec,
-    looks_binary,
     numbered,
     page_of_lines,
     read_text_page,
-    text_codec_name,
 )
 
 __all__ = ["read_file", "read_path"]
