@@ -21,65 +21,8 @@ from local_tools.core.errors import (
     StorageError,
 )
 from local_tools.security import copytree, transfer
-from local_tools.security.jail import TEMP_PREFIX, Jail, openat2_available
-
-ENGINES = [
-    pytest.param(
-        "openat2",
-        marks=pytest.mark.skipif(not openat2_available(), reason="openat2 unavailable"),
-    ),
-    "walk",
-    "path",
-]
-posix = pytest.mark.skipif(os.name != "posix", reason="POSIX symlinks, modes and FIFOs")
-
-
-@pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def base(tmp_path: Path) -> Path:
-    b = Path(os.path.realpath(tmp_path)) / "j"
-    (b / "ws" / "src" / "sub").mkdir(parents=True)
-    (b / "outside").mkdir()
-    (b / "outside" / "secret.txt").write_bytes(b"OUTSIDE-SECRET")
-    ws = b / "ws"
-    (ws / "a.txt").write_bytes(b"a")
-    (ws / "src" / "one.txt").write_bytes(b"one")
-    (ws / "src" / ".hidden").write_bytes(b"h")
-    (ws / "src" / "sub" / "two.txt").write_bytes(b"two")
-    os.symlink("../one.txt", ws / "src" / "sub" / "rel_link")
-    os.symlink(b / "outside", ws / "src" / "out_link")
-    os.symlink(b / "outside" / "missing", ws / "src" / "dangling")
-    return b
-
-
-@pytest.fixture
-def jail(base: Path, engine: str) -> Jail:
-    return Jail(base / "ws", engine=engine)  # type: ignore[arg-type]
-
-
-def tree(root: Path) -> dict[str, tuple[str, bytes | str]]:
-    """Everything under root, symlinks not followed."""
-    out: dict[str, tuple[str, bytes | str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = str(p.relative_to(root))
-            if p.is_symlink():
-                out[rel] = ("link", os.readlink(p))
-            elif p.is_dir():
-                out[rel] = ("dir", "")
-            else:
-                out[rel] = ("file", p.read_bytes())
-    return out
-
-
-def temps(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.name.startswith(TEMP_PREFIX)]
-
+from local_tools.security.jail import TEMP_PREFIX, Jail
+from security.transfer_fixtures import posix, temps, tree
 
 # --------------------------------------------------------------------------- all or nothing
 
