@@ -90,11 +90,21 @@ class Toolbox:
         even when a root contains it (a workspace of `~`). The config file in use is
         protected like `local-tools.toml`, wherever it lies.
         """
-        rules: dict[str, dict[str, Action]] = {}
-        state = self.jail.display(os.path.realpath(self.state_dir))
-        for permission in ("read:file", "write:file", "delete:file"):
-            rules[permission] = {state: "deny", f"{state}/*": "deny"}
-        rules["read:file"][f"{self.jail.display(os.path.realpath(self.spill_dir))}/*"] = "allow"
+        rules: dict[str, dict[str, Action]] = {"read:file": {}, "write:file": {}, "delete:file": {}}
+        state_real = Path(os.path.realpath(self.state_dir))
+        spill_real = Path(os.path.realpath(self.spill_dir))
+        # Only a root that overlaps the state dir can reach it (the spill dir, inside
+        # it, is a root of its own): without one the jail already refuses it, and
+        # leaving the rule out spares glob and grep a check of every path they list.
+        if any(
+            root != spill_real
+            and (root == state_real or state_real in root.parents or root in state_real.parents)
+            for root, _ in self.jail.roots
+        ):
+            state = self.jail.display(state_real)
+            for permission in rules:
+                rules[permission].update({state: "deny", f"{state}/*": "deny"})
+            rules["read:file"][f"{self.jail.display(spill_real)}/*"] = "allow"
         source = self.config.source
         if source and os.path.isfile(source):
             shown = self.jail.display(os.path.realpath(source))

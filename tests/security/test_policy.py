@@ -384,3 +384,38 @@ def test_always_still_allows_when_the_store_cannot_be_written(
         authorize(policy, "delete:file", ["a.txt"], ScriptedAsker("always"))
     assert action(policy, "delete:file", "a.txt") == "allow"
     assert "could not save approvals" in caplog.text
+
+
+# --- many subjects at once -----------------------------------------------------------
+
+
+SUBJECTS = [".env", "a/.env", "x.env.example", "src/a.py", "private/k", "private", "README"]
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"*": "allow"},
+        {"*": "allow", "private/*": "deny"},
+        {"*": "ask", "src/*": "allow"},
+        {"*": "deny"},
+    ],
+)
+@pytest.mark.parametrize("keep", [("allow",), ("allow", "ask")])
+def test_subject_filter_agrees_with_evaluate(rules: dict[str, str], keep: tuple[str, ...]) -> None:
+    policy = Policy({"read:file": rules})
+    test = policy.subject_filter("u", "read:file", keep)  # type: ignore[arg-type]
+    expected = [policy.evaluate("u", "read:file", s).action in keep for s in SUBJECTS]
+    if test is None:  # no check needed: then every subject must pass
+        assert all(expected)
+    else:
+        assert [test(s) for s in SUBJECTS] == expected
+
+
+def test_subject_filter_is_none_only_when_nothing_can_be_held_back() -> None:
+    plain = Policy({"read:file": {"*": "allow"}})
+    # The built-in .env protection asks, so "allow only" needs a check, "not denied" not.
+    assert plain.subject_filter("u", "read:file", ("allow", "ask")) is None
+    assert plain.subject_filter("u", "read:file", ("allow",)) is not None
+    denying = Policy({"read:file": {"*": "allow", "secret/*": "deny"}})
+    assert denying.subject_filter("u", "read:file", ("allow", "ask")) is not None

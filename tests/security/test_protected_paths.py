@@ -113,6 +113,29 @@ def test_state_dir_inside_workspace_is_off_limits(make_toolbox: Any, workspace: 
     assert (state / "audit.sqlite").stat().st_size > 0
 
 
+@pytest.mark.parametrize("where", ["state dir itself", "folder inside it", "folder above it"])
+def test_a_root_overlapping_the_state_dir_cannot_reach_it(
+    make_toolbox: Any, workspace: Path, tmp_path: Path, where: str
+) -> None:
+    state = tmp_path / "outside" / "state"
+    make_toolbox(PLAIN_ALLOW, state_dir=state).close()  # creates the state dir's files
+    ws_state = next(state.glob("workspaces/*"))
+    extra = {"state dir itself": state, "folder inside it": ws_state}.get(where, state.parent)
+    config = PLAIN_ALLOW | {"workspace": {"extra_roots": [str(extra)]}}
+    tb = make_toolbox(config, state_dir=state)
+    approvals = ws_state / "approvals.json"
+    approvals.write_text("{}")
+    (state.parent / "notes.txt").write_text("mine")
+    err(tb.run("read_file", {"path": str(approvals)}), "PERMISSION_DENIED")
+    listing = tb.run("glob", {"pattern": "**/*", "path": str(extra)})
+    if where == "folder above it":  # the folder is listed, the state dir's files hidden
+        files = ok(listing)["files"]
+        assert any(f.endswith("/outside/notes.txt") for f in files)
+        assert not [f for f in files if "/state/" in f]
+    else:
+        err(listing, "PERMISSION_DENIED")
+
+
 def test_config_file_in_use_is_protected(make_toolbox: Any, workspace: Path) -> None:
     (workspace / ".agent").mkdir()
     cfg = workspace / ".agent" / "tools.toml"

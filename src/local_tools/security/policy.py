@@ -22,7 +22,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -155,19 +155,36 @@ class Policy:
 
     def evaluate(self, user_id: str, permission: str, subject: str | None = None) -> Decision:
         """The action for one subject; `subject=None` is the generic check ("*" rules only)."""
-        if self._cache_version != self.approvals.version:
-            self._cache.clear()
-            self._cache_version = self.approvals.version
-        compiled = self._cache.get((user_id, permission))
-        if compiled is None:
-            compiled = self._compile(user_id, permission)
-        path_like, fullmatch, by_group, fallback = compiled
+        path_like, fullmatch, by_group, fallback = self._compiled(user_id, permission)
         if subject is None or fullmatch is None:
             action, rule = fallback
         else:
             m = fullmatch(_path_key(subject) if path_like else subject)
             action, rule = by_group[m.lastindex] if m is not None else fallback
         return Decision(action, permission, subject, rule)
+
+    def subject_filter(
+        self, user_id: str, permission: str, keep: Collection[Action]
+    ) -> Callable[[str], bool] | None:
+        """A test of which subjects get an action in `keep`, or None when every subject does.
+
+        For tools that check thousands of paths (glob, grep): no `Decision` per path,
+        and no check at all when no rule could give an action outside `keep`.
+        """
+        path_like, fullmatch, by_group, fallback = self._compiled(user_id, permission)
+        kept = [action in keep for action, _ in by_group]
+        kept_otherwise = fallback[0] in keep
+        if kept_otherwise and all(kept[1:]):
+            return None
+        if fullmatch is None:
+            return lambda subject: kept_otherwise
+        key = _path_key if path_like else _identity
+
+        def test(subject: str) -> bool:
+            m = fullmatch(key(subject))
+            return kept[m.lastindex] if m is not None else kept_otherwise
+
+        return test
 
     def check_permission(self, user_id: str, permission: str) -> bool:
         """The Python guide's check: True unless the permission is denied outright."""
@@ -223,6 +240,13 @@ class Policy:
                 )
 
     # -- compilation
+
+    def _compiled(self, user_id: str, permission: str) -> _Compiled:
+        if self._cache_version != self.approvals.version:
+            self._cache.clear()
+            self._cache_version = self.approvals.version
+        compiled = self._cache.get((user_id, permission))
+        return compiled if compiled is not None else self._compile(user_id, permission)
 
     def _compile(self, user_id: str, permission: str) -> _Compiled:
         rules = self._rules(user_id, permission)

@@ -70,14 +70,9 @@ def _relative_pattern(ctx: ToolContext, scope: Scope, path: str, pattern: str) -
     return pattern
 
 
-def _not_denied(ctx: ToolContext) -> Callable[[str], bool]:
+def _not_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
     """glob shows names, not contents: only files whose reading is denied are hidden."""
-    policy, user = ctx.policy, ctx.user_id
-
-    def allowed(shown: str) -> bool:
-        return policy.evaluate(user, "read:file", shown).action != "deny"
-
-    return allowed
+    return ctx.policy.subject_filter(ctx.user_id, "read:file", ("allow", "ask"))
 
 
 @tool(
