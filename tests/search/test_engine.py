@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,7 @@ from local_tools.search.glob_match import PathGlob
 from local_tools.search.grep_fallback import PythonEngine
 from local_tools.search.results import cap_events, glob_files, grep_lines
 from local_tools.search.ripgrep import RG_ENV, RgEngine, Ripgrep
-from local_tools.search.scope import LineEvent, Query, scope_in
+from local_tools.search.scope import LineEvent, Query, Scope, scope_in
 
 
 def test_forced_python(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +88,47 @@ def test_glob_newest_first_over_all_matches(tmp_path: Path, engine) -> None:  # 
     result = glob_files(engine, scope_in(tmp_path), PathGlob("*.txt"), limit=100)
     assert result.total == 250 and len(result.files) == 100
     assert result.files[:3] == newest
+
+
+def test_glob_ties_are_ordered_by_path(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    for name in ["e.py", "b.py", "d.py", "a.py", "c.py"]:
+        (tmp_path / name).write_text("x")
+        os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))
+    result = glob_files(engine, scope_in(tmp_path), PathGlob("*.py"), limit=3)
+    assert result.files == ["a.py", "b.py", "c.py"] and result.total == 5
+
+
+def test_glob_keeps_the_newest_past_the_trimming_bound(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    # More matches than glob_files holds before trimming to the newest (8192).
+    for d in range(10):
+        (tmp_path / f"d{d}").mkdir()
+        for i in range(900):
+            (tmp_path / f"d{d}" / f"{i}.txt").touch()
+    for n, rel in enumerate(["d3/5.txt", "d9/899.txt", "d0/0.txt"]):
+        os.utime(tmp_path / rel, (1_800_000_000 - n, 1_800_000_000 - n))
+    result = glob_files(engine, scope_in(tmp_path), PathGlob("*.txt"), limit=2)
+    assert result.total == 9000
+    assert result.files == ["d3/5.txt", "d9/899.txt"]
+
+
+class _DeletesAfterListing:
+    """An engine that lists, then deletes a file before glob_files stats it (a race)."""
+
+    def __init__(self, inner: Any, victim: Path) -> None:
+        self.inner, self.victim, self.name = inner, victim, inner.name
+
+    def file_lists(self, scope: Scope, **kwargs: Any) -> Iterator[list[str]]:
+        for paths in self.inner.file_lists(scope, **kwargs):
+            self.victim.unlink(missing_ok=True)
+            yield paths
+
+
+def test_glob_skips_a_file_deleted_after_listing(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]
+    for name in ["a.py", "b.py", "c.py"]:
+        (tmp_path / name).write_text("x")
+    racing = _DeletesAfterListing(engine, tmp_path / "b.py")
+    result = glob_files(racing, scope_in(tmp_path), PathGlob("*.py"))  # type: ignore[arg-type]
+    assert sorted(result.files) == ["a.py", "c.py"] and result.total == 2
 
 
 def test_grep_total_is_exact_and_newest_files_first(tmp_path: Path, engine) -> None:  # type: ignore[no-untyped-def]

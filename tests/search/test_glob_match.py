@@ -105,3 +105,37 @@ def test_name_prefilter() -> None:
     assert PathGlob("a.py,b.md").name_globs == ["a.py", "b.md"]
     for none in ["src/**", "*.py,!x", "{a/b,c}/d.py", "**/*", "x:y"]:
         assert PathGlob(none).name_globs is None, none
+
+
+# --- many paths at once --------------------------------------------------------------
+
+SELECT_PATHS = [
+    "a.py",
+    "src/tests/test_a.py",
+    "src/tests/data/b.py",
+    "src/main.py",
+    "docs/x.md",
+    "types/a.d.ts",
+    "types/a.ts",
+    "é/tests/ü.py",  # non-ASCII: the bytes path
+    "tests/.hidden.py",
+    "tests/a.pyc",
+]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["**/*.py", "*.py", "**/tests/**/*.py", "src/*.py", "!**/*.py", "**/*.ts,!**/*.d.ts", "?.py"],
+)
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_select_agrees_with_matches(pattern: str, ascii_only: bool) -> None:
+    glob = PathGlob(pattern)
+    paths = [p for p in SELECT_PATHS if p.isascii() or not ascii_only]
+    assert glob.select(paths) == [p for p in paths if glob.matches(p)]
+
+
+def test_select_skips_the_searched_folder() -> None:
+    glob = PathGlob("tests/*.py")  # anchored to the folder searched: "src" here
+    paths = ["src/tests/test_a.py", "src/tests/data/b.py", "src/main.py"]
+    assert glob.select(paths, skip=len("src/")) == ["src/tests/test_a.py"]
+    assert glob.select([*paths, "src/é.py"], skip=len("src/")) == ["src/tests/test_a.py"]

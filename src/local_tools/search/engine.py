@@ -4,8 +4,8 @@
 or `auto` (the default). `LOCAL_TOOLS_RG` names a specific rg binary. Both are read
 on every call, so tests and `doctor` can switch engines without reloading anything.
 
-Both engines offer the same three calls on a `Scope` (`files`, `counts`, `lines`)
-and give the same answers; `fallback_grep` and `fallback_glob` run the pure-Python
+Both engines offer the same calls on a `Scope` (`files` and `file_lists`, `counts`,
+`lines`) and give the same answers; `fallback_grep` and `fallback_glob` run the pure-Python
 engine uncapped on a plain folder, for benchmarks and equivalence tests.
 """
 
@@ -52,6 +52,17 @@ class Engine(Protocol):
         accept: Accept | None = None,
         check: Check | None = None,
     ) -> Iterator[str]: ...
+
+    def file_lists(
+        self,
+        scope: Scope,
+        *,
+        name_globs: list[str] | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+    ) -> Iterator[list[str]]:
+        """The files of `files`, in lists as they come: for callers that handle many."""
+        ...
 
     def counts(
         self,

@@ -260,6 +260,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
 class _Glob:
     negated: bool
     match: re.Pattern[bytes]
+    text_match: re.Pattern[str]  # the same regex on str: the same answers for ASCII paths
     last_segment: str | None  # for ripgrep's file-name prefilter, when it is safe
     name_only: bool  # "**/<name>": the file-name glob alone decides
 
@@ -298,7 +299,13 @@ def _compile_one(raw: str) -> _Glob:
         and "}" not in text[: len(text) - len(segment)]
     )
     name_only = safe and text == "**/" + segment
-    return _Glob(negated, re.compile(regex.encode("ascii")), segment if safe else None, name_only)
+    return _Glob(
+        negated,
+        re.compile(regex.encode("ascii")),
+        re.compile(regex),
+        segment if safe else None,
+        name_only,
+    )
 
 
 class PathGlob:
@@ -321,6 +328,20 @@ class PathGlob:
             if g.match.fullmatch(data):
                 return not g.negated
         return not self._has_positive
+
+    def select(self, paths: list[str], skip: int = 0) -> list[str]:
+        """The paths that match, each without its first `skip` characters.
+
+        For thousands of paths at once: with one glob and ASCII paths (the common case)
+        the regex runs on the str directly, with no per-path encoding or Python call.
+        """
+        if len(self._globs) == 1 and all(map(str.isascii, paths)):
+            glob = self._globs[0]
+            match = glob.text_match.fullmatch
+            if glob.negated:
+                return [p for p in paths if not match(p, skip)]
+            return [p for p in paths if match(p, skip)] if skip else list(filter(match, paths))
+        return [p for p in paths if self.matches(p[skip:])]
 
     @property
     def names_exact(self) -> bool:

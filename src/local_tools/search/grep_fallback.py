@@ -18,6 +18,7 @@ __all__ = ["PythonEngine"]
 
 Check = Callable[[], None]
 Accept = Callable[[str], bool]
+_BLOCK = 512  # paths per list from `file_lists`
 
 
 def _events(path: str, hits: Hits, context: int) -> Iterator[LineEvent]:
@@ -54,6 +55,23 @@ class PythonEngine:
             yield scope.rel
             return
         yield from walk_files(scope.base, scope.rel, scope.parent_lines, accept=accept, check=check)
+
+    def file_lists(
+        self,
+        scope: Scope,
+        *,
+        name_globs: list[str] | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+    ) -> Iterator[list[str]]:
+        block: list[str] = []
+        for path in self.files(scope, accept=accept, check=check):
+            block.append(path)
+            if len(block) >= _BLOCK:
+                yield block
+                block = []
+        if block:
+            yield block
 
     def counts(
         self,
