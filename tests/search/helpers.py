@@ -140,6 +140,19 @@ def build_tree(root: Path, outside: Path | None = None) -> Path:
     w("no_newline.txt", "foo at the end without newline")
     w("blank_lines.txt", "a\n\n\nb\n")
     w("invalid_utf8.txt", b"needle \xff\xfe bytes\n")
+    # Literal-first patterns, searched whole (ASCII, UTF-8, and past the window size).
+    w(
+        "src/errors.py",
+        "class FooError(Exception):\nclass BarERROR:\nCLASS BazError\n"
+        "class x_error: pass; class y_error: pass\nclass NotAnErrorish:\n"
+        "def test_one(): def test_two()\ndef test_last",
+    )
+    w(
+        "unicode/errors.py",
+        "# ünïcode\nclass ÉtéError(Exception):\nclaſs LongSError:\nclass \u212aelvinError:\n"
+        "KELVIN \u212aelvin kelvin\ndef test_été(): pass\n",
+    )
+    w("big/huge.txt", "filler line\n" * 30_000 + "class HugeError: def test_deep()\nend\n")
     for i in range(150):
         lines = [f"line {j} needle {i}" if j % 3 == 0 else f"line {j} other" for j in range(7)]
         w(f"many/f{i:03}.py", "\n".join(lines) + "\n")

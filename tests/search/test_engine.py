@@ -56,6 +56,7 @@ def test_fallback_helpers(tree: Path) -> None:
     assert len(hits) == 150 * 3 and ("many/f000.py", 1) in hits
     assert set(fallback_grep(tree, "NEEDLE KEPT", ignore_case=True)) == {("x/keep.txt", 1)}
     assert sorted(fallback_glob(tree, "src/**/*.py")) == [
+        "src/errors.py",
         "src/main.py",
         "src/sub/deep/code.py",
         "src/util.py",

@@ -46,6 +46,10 @@ QUERIES = [
     Query(r"(?i)class \w+error"),
     Query(r"[^\s]+ bar"),
     Query(r"\d{2}$", context=3),
+    Query(r"def test_\w+"),  # literal first: whole-text search, several per line
+    Query(r"class \w+error\b", ignore_case=True),  # lowercased regex; ſ and K fold
+    Query("kelvin", ignore_case=True),
+    Query(r"needle \d+$", context=1),
 ]
 INCLUDES = [None, "*.py", "many/**", "*.{txt,md}", "**/deep/*"]
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
+from operator import itemgetter
 from typing import Protocol
 
 from local_tools.core.errors import ExecutionError
@@ -147,8 +149,8 @@ def fallback_grep(
     scope = scope_in(root)
     accept = PathGlob(include).matches if include else None
     query = Query(pattern, ignore_case)
-    for event in PythonEngine().lines(scope, query, accept=accept):
-        yield event.path, event.line
+    for path, hits in PythonEngine().hits(scope, query, accept=accept, text=False):
+        yield from zip(repeat(path), map(itemgetter(0), hits.lines))
 
 
 def fallback_glob(root: str | os.PathLike[str], pattern: str) -> Iterator[str]:

@@ -19,12 +19,13 @@ __all__ = ["PythonEngine"]
 Check = Callable[[], None]
 Accept = Callable[[str], bool]
 _BLOCK = 512  # paths per list from `file_lists`
+_new = tuple.__new__
 
 
 def _events(path: str, hits: Hits, context: int) -> Iterator[LineEvent]:
     if not context:
-        for line_no, text in hits.lines:
-            yield LineEvent(path, line_no, text, True)
+        # tuple.__new__ skips NamedTuple's Python-level __new__: this runs once per hit.
+        yield from [_new(LineEvent, (path, line_no, text, True)) for line_no, text in hits.lines]
         return
     lines = hits.all_lines()
     wanted: set[int] = set()
@@ -73,6 +74,30 @@ class PythonEngine:
         if block:
             yield block
 
+    def hits(
+        self,
+        scope: Scope,
+        query: Query,
+        *,
+        files: Iterable[str] | None = None,
+        max_per_file: int | None = None,
+        accept: Accept | None = None,
+        check: Check | None = None,
+        text: bool = True,
+    ) -> Iterator[tuple[str, Hits]]:
+        """Each file with a match, and its matching lines (this engine only).
+
+        `text=False` when only the line numbers count: texts may be left "".
+        """
+        compiled = compile_query(query)
+        paths = files if files is not None else self.files(scope, accept=accept, check=check)
+        for path in paths:
+            if check is not None:
+                check()
+            found = search_file(scope.abspath(path), compiled, max_per_file, check, text)
+            if found is not None:
+                yield path, found
+
     def counts(
         self,
         scope: Scope,
@@ -82,11 +107,8 @@ class PythonEngine:
         accept: Accept | None = None,
         check: Check | None = None,
     ) -> Iterator[tuple[str, int]]:
-        compiled = compile_query(query)
-        for path in self.files(scope, accept=accept, check=check):
-            hits = search_file(scope.abspath(path), compiled, check=check)
-            if hits is not None:
-                yield path, len(hits.lines)
+        for path, found in self.hits(scope, query, accept=accept, check=check, text=False):
+            yield path, len(found.lines)
 
     def lines(
         self,
@@ -99,11 +121,8 @@ class PythonEngine:
         accept: Accept | None = None,
         check: Check | None = None,
     ) -> Iterator[LineEvent]:
-        compiled = compile_query(query)
-        paths = files if files is not None else self.files(scope, accept=accept, check=check)
-        for path in paths:
-            if check is not None:
-                check()
-            hits = search_file(scope.abspath(path), compiled, max_per_file, check)
-            if hits is not None:
-                yield from _events(path, hits, query.context)
+        found = self.hits(
+            scope, query, files=files, max_per_file=max_per_file, accept=accept, check=check
+        )
+        for path, hits in found:
+            yield from _events(path, hits, query.context)
