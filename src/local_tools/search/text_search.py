@@ -348,8 +348,8 @@ def search_file(
     if plain is not None and plain not in data and not data.startswith(_UTF16_BOMS):
         return None
     if data.startswith(_UTF16_BOMS):  # rare: search the decoded text
-        text = decode(data)
-        return None if text is None else _search_text(text, query, limit, check)
+        decoded = decode(data)
+        return None if decoded is None else _search_text(decoded, query, limit, check)
     folded = query.folded
     ascii_only = folded and data.isascii()
     needle, others = query.needle_for(ascii_only)
