@@ -153,6 +153,8 @@ def build_tree(root: Path, outside: Path | None = None) -> Path:
         "KELVIN \u212aelvin kelvin\ndef test_été(): pass\n",
     )
     w("big/huge.txt", "filler line\n" * 30_000 + "class HugeError: def test_deep()\nend\n")
+    # Binary by its first 64 KB: skipped unread, however many matches follow.
+    w("big/lib.so", b"\x7fELF\x00" + b"x" * 70_000 + b"\nneedle def test_so\n" * 3)
     for i in range(150):
         lines = [f"line {j} needle {i}" if j % 3 == 0 else f"line {j} other" for j in range(7)]
         w(f"many/f{i:03}.py", "\n".join(lines) + "\n")

@@ -4,8 +4,9 @@ A file is read the way ripgrep reads it: a UTF-8 byte order mark is dropped, UTF
 with a byte order mark is decoded, other bytes as UTF-8 (invalid sequences become
 U+FFFD); CRLF line endings count as LF (ripgrep runs with `--crlf`), so `$` matches
 before `\\r\\n` and no `\\r` ends a line's text. A file with a NUL byte is binary and
-skipped — anywhere in the file, where ripgrep only looks at the first 64 KB buffer
-of a file found by walking (a larger file with a late NUL may differ).
+skipped; as in ripgrep, a large file whose first 64 KB hold one is skipped without
+reading the rest. A NUL further on also skips the whole file here, where ripgrep
+stops at it (a large file with a late NUL may differ).
 
 The text is searched whole with one compiled regex (`re.MULTILINE`), never split
 into lines first: match offsets are mapped to line numbers by counting newlines
@@ -47,6 +48,8 @@ _O_READ = (
 )
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _WINDOW = 1 << 18  # characters searched per `re` call over a whole text
+_HEAD = 1 << 16  # ripgrep's first buffer: a NUL there makes a file binary
+_PREAD = hasattr(os, "pread")  # not on Windows
 _plus_one = (1).__add__
 
 Check = Callable[[], None]
@@ -276,6 +279,30 @@ def _read_bytes(path: str) -> bytes | None:
         os.close(fd)
 
 
+def _read_searchable(path: str) -> bytes | None:
+    """The file's bytes, or None when unreadable or binary by its first 64 KB.
+
+    Like ripgrep, a large file whose first buffer holds a NUL byte is skipped
+    without reading the rest (a compiled library can be tens of megabytes).
+    """
+    try:
+        fd = os.open(path, _O_READ)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > _HEAD and _PREAD:
+            head = os.pread(fd, _HEAD, 0)
+            if b"\0" in head and not head.startswith(_UTF16_BOMS):
+                return None
+        data = os.read(fd, size + 1)
+        return data if len(data) <= size else _read_rest(fd, size, data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _read_rest(fd: int, size: int, data: bytes) -> bytes:
     if len(data) <= size:
         return data
@@ -340,7 +367,7 @@ def search_file(
 
     `text=False`: the line numbers are what counts; a line's text may be left "".
     """
-    data = _read_bytes(path)
+    data = _read_searchable(path)
     if data is None:
         return None
     # Most files lack the literal: they leave by the shortest way.
