@@ -158,8 +158,13 @@ _SAFE_GROUP = re.compile(r"\(\?(?:[:=!]|[ims]+:)")
 
 
 def _chained(literals: list[str]) -> re.Pattern[bytes] | None:
-    """The literals in this order on one line (a match holds them so)."""
-    source = b"[^\n]*".join(re.escape(text.encode("utf-8")) for text in literals if text)
+    """The literals in this order on one line (a match holds them so).
+
+    After the first, only literals of 3+ characters: each link backtracks over the
+    rest of the line, and short ones (a space, a bracket) hardly narrow anything.
+    """
+    kept = [text for k, text in enumerate(literals) if text and (k == 0 or len(text) >= 3)]
+    source = b"[^\n]*".join(re.escape(text.encode("utf-8")) for text in kept)
     return re.compile(source) if source else None
 
 
