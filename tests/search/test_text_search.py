@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from local_tools.search.query_plan import _lowered, compile_query
 from local_tools.search.regex_translate import translate
 from local_tools.search.scope import Query
-from local_tools.search.text_search import _lowered, compile_query, search_file
+from local_tools.search.text_search import search_file
 
 
 @pytest.mark.parametrize(
