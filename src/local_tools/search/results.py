@@ -1,7 +1,8 @@
 """Newest first, at most N: what glob and grep return, computed the same for both engines.
 
-glob: every matching file is counted and stat'ed (its mtime), and a heap keeps the
-newest N — over all matches, not the first N found.
+glob: every matching file is counted and stat'ed (its mtime), and the newest N are
+kept — over all matches, not the first N found. That one lstat per match is the
+floor of glob's cost beyond ripgrep's own listing.
 
 grep: two passes. The first has the engine count matching lines per file (no line
 text crosses the pipe), which gives the exact total and the files to stat — only
@@ -89,23 +90,22 @@ class _Mtimes:
     """
 
     def __init__(self, scope: Scope) -> None:
-        self._scope = scope
         self._fd: int | None = None
         if os.stat in os.supports_dir_fd:
             try:
                 self._fd = os.open(scope.base, _DIR_FLAGS)
             except OSError:
                 self._fd = None
-
-    def lstat(self) -> Callable[[str], os.stat_result]:
-        if self._fd is not None:
-            return functools.partial(os.lstat, dir_fd=self._fd)
-        abspath = self._scope.abspath
-        return lambda path: os.lstat(abspath(path))
+        abspath = scope.abspath
+        self.lstat: Callable[[str], os.stat_result] = (
+            functools.partial(os.lstat, dir_fd=self._fd)
+            if self._fd is not None
+            else lambda path: os.lstat(abspath(path))
+        )
 
     def key(self, path: str) -> int | None:
         try:
-            return -self.lstat()(path).st_mtime_ns
+            return -self.lstat(path).st_mtime_ns
         except OSError:
             return None  # gone since it was listed
 
@@ -130,7 +130,7 @@ def glob_files(
     select = _selector(engine, scope, pattern)
     display = scope.display
     mtimes = _Mtimes(scope)
-    lstat = mtimes.lstat()
+    lstat = mtimes.lstat
     times: list[int] = []
     kept: list[str] = []
     bound = max(4 * limit, 8192)

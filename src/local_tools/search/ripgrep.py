@@ -7,9 +7,10 @@ not on PATH when the venv is not activated). Versions before 13 are not used.
 How it runs: `--no-config` (no user config can add flags), plain `--null` output (a
 NUL after each path; `--json` costs 3.5x on many hits), its own process group, stdin
 closed, stdout read as it arrives. Reading stops as soon as the caller has enough and
-the process is killed then, or when the call is cancelled or times out (a watchdog
-thread polls the call's cancellation). Paths stay inside the jail: rg starts in the
-resolved root and never follows symlinks (no `-L`).
+the process is killed then, or when the call is cancelled or times out: the loop
+reading stdout and stderr checks the call's cancellation at least every 20 ms (on
+Windows, whose pipes cannot be polled, helper threads do). Paths stay inside the
+jail: rg starts in the resolved root and never follows symlinks (no `-L`).
 
 Which files: `WALK_FLAGS` make rg honour `.gitignore`, `.ignore` and `.rgignore`
 inside the root only (also outside a git repository), skip `.git` and keep other
