@@ -57,26 +57,12 @@ _plus_one = (1).__add__
 Check = Callable[[], None]
 
 
-def _read_bytes(path: str) -> bytes | None:
-    try:
-        fd = os.open(path, _O_READ)
-    except OSError:
-        return None
-    try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)
-        return data if len(data) <= size else _read_rest(fd, size, data)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+def _read_bytes(path: str, *, skip_binary: bool = False) -> bytes | None:
+    """The file's bytes, or None when unreadable.
 
-
-def _read_searchable(path: str) -> bytes | None:
-    """The file's bytes, or None when unreadable or binary by its first 64 KB.
-
-    Like ripgrep, a large file whose first buffer holds a NUL byte is skipped
-    without reading the rest (a compiled library can be tens of megabytes).
+    `skip_binary`: None also for a file binary by its first 64 KB. Like ripgrep, a
+    large file whose first buffer holds a NUL byte is then skipped without reading
+    the rest (a compiled library can be tens of megabytes).
     """
     try:
         fd = os.open(path, _O_READ)
@@ -84,25 +70,21 @@ def _read_searchable(path: str) -> bytes | None:
         return None
     try:
         size = os.fstat(fd).st_size
-        if size > _HEAD and _PREAD:
+        if skip_binary and size > _HEAD and _PREAD:
             head = os.pread(fd, _HEAD, 0)
             if b"\0" in head and not head.startswith(_UTF16_BOMS):
                 return None
         data = os.read(fd, size + 1)
-        return data if len(data) <= size else _read_rest(fd, size, data)
+        if len(data) <= size:
+            return data
+        chunks = [data]  # it grew since the fstat: read the rest
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
     except OSError:
         return None
     finally:
         os.close(fd)
-
-
-def _read_rest(fd: int, size: int, data: bytes) -> bytes:
-    if len(data) <= size:
-        return data
-    chunks = [data]
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _has_crlf(data: bytes) -> bool:
@@ -160,7 +142,7 @@ def search_file(
 
     `text=False`: the line numbers are what counts; a line's text may be left "".
     """
-    data = _read_searchable(path)
+    data = _read_bytes(path, skip_binary=True)
     if data is None:
         return None
     # Most files lack the literal: they leave by the shortest way.
