@@ -152,7 +152,11 @@ def build_tree(root: Path, outside: Path | None = None) -> Path:
         "# ünïcode\nclass ÉtéError(Exception):\nclaſs LongSError:\nclass \u212aelvinError:\n"
         "KELVIN \u212aelvin kelvin\ndef test_été(): pass\n",
     )
-    w("big/huge.txt", "filler line\n" * 30_000 + "class HugeError: def test_deep()\nend\n")
+    w(
+        "big/huge.txt",
+        "filler line\n" * 30_000 + "class HugeError: def test_deep()\nnaïve end\n",
+    )
+    w("src/ranges.txt", "fooa\nfooA\nfoo1\nfoo?\nfoo_\nFOO[\n")
     # Binary by its first 64 KB: skipped unread, however many matches follow.
     w("big/lib.so", b"\x7fELF\x00" + b"x" * 70_000 + b"\nneedle def test_so\n" * 3)
     for i in range(150):

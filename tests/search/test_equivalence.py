@@ -50,6 +50,10 @@ QUERIES = [
     Query(r"class \w+error\b", ignore_case=True),  # lowercased regex; ſ and K fold
     Query("kelvin", ignore_case=True),
     Query(r"needle \d+$", context=1),
+    Query("foo[?-_]", ignore_case=True),  # a range of punctuation that holds A-Z
+    Query("foo[^?-_]", ignore_case=True),
+    Query("naïve"),  # a non-ASCII literal, also in a file past the whole-text size
+    Query(r"\Dnaïve"),
 ]
 INCLUDES = [None, "*.py", "many/**", "*.{txt,md}", "**/deep/*"]
 

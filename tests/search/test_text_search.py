@@ -28,7 +28,9 @@ def test_lowered_keeps_what_case_does_not_touch(pattern: str, expected: str) -> 
     assert _lowered(translate(pattern)) == expected
 
 
-@pytest.mark.parametrize("pattern", ["[a-z]+_x", "(?-i:Abc)d", "[]a]", r"[\t]x"])
+@pytest.mark.parametrize(
+    "pattern", ["[a-z]+_x", "(?-i:Abc)d", "[]a]", r"[\t]x", "foo[?-_]", r"foo[0-\[]", "x[^@-Z]"]
+)
 def test_lowered_refuses_what_it_cannot_vouch_for(pattern: str) -> None:
     assert _lowered(translate(pattern)) is None
 

@@ -164,8 +164,7 @@ def _lowered(source: str) -> str | None:
             end += source[end : end + 1] == "]"  # a leading "]" is a literal
             while end < n and source[end] != "]":
                 end += 2 if source[end] == "\\" else 1
-            body = source[i + 1 : end]
-            if end >= n or re.search(r"[A-Za-z]", re.sub(r"\\[wWdDsSn]", "", body)):
+            if end >= n or not _caseless_class(source[i + 1 : end]):
                 return None
             out.append(source[i : end + 1])
             i = end + 1
@@ -179,6 +178,42 @@ def _lowered(source: str) -> str | None:
             out.append(c.lower() if c.isascii() else c)
             i += 1
     return "".join(out)
+
+
+_CLASS_ESCAPES = frozenset("wWdDsSn")  # sets that hold both cases of a letter or none
+
+
+def _caseless_class(body: str) -> bool:
+    """Whether a class (its text between the brackets) matches both cases of every
+    letter or neither: no letter in it, and no range reaching into A-Z or a-z
+    (`[?-_]` holds A-Z, so under IGNORECASE a-z too)."""
+    items: list[str | None] = []  # single characters; None for a class escape
+    i = 1 if body.startswith("^") else 0
+    while i < len(body):
+        if body[i] == "\\":
+            nxt = body[i + 1 : i + 2]
+            if nxt in _CLASS_ESCAPES:
+                items.append(None)
+            elif not nxt or nxt.isalnum():
+                return False  # \x41, \t and the like
+            else:
+                items.append(nxt)
+            i += 2
+        else:
+            items.append(body[i])
+            i += 1
+    for k, item in enumerate(items):
+        if item is None:
+            continue
+        if item.isalpha():
+            return False
+        if item == "-" and 0 < k < len(items) - 1:  # a range between its neighbours
+            low, high = items[k - 1], items[k + 1]
+            if low is None or high is None:
+                return False
+            if ord(low) <= ord("z") and ord(high) >= ord("A"):
+                return False
+    return True
 
 
 def _folded_twin(source: str, flags: int) -> re.Pattern[bytes] | None:

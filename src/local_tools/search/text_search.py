@@ -246,7 +246,9 @@ def _search_lines(
     )
     regex, ascii_regex = query.regex, query.ascii_regex
     anchor, offset, folded = query.anchor, query.anchor_offset, query.folded
-    anchor_bytes = None if anchor is None else anchor.encode("ascii")
+    # A non-ASCII anchor (case-sensitive patterns keep their runs whole) cannot be in
+    # an ASCII line, where the bytes regex then finds nothing either.
+    anchor_bytes = anchor.encode("ascii") if anchor is not None and anchor.isascii() else None
     # The filter starts at the anchor: its match is the line's first usable anchor.
     at_anchor = line_filter is query.line_filter and anchor_bytes == query.literal_bytes
     found: list[tuple[int, str]] = []
