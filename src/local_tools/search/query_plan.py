@@ -52,7 +52,6 @@ class Compiled:
     literal_start: bool = False
     # Ignore case: the regex lowercased, for lowercased ASCII text (`_lowered`).
     folded_regex: re.Pattern[bytes] | None = None
-    plain_literal: bytes | None = None  # literal_bytes when case counts (not folded)
 
     def needle_for(self, ascii_only: bool) -> tuple[bytes | None, tuple[bytes, ...]]:
         """Literals every match in these (UTF-8) bytes contains; lowercase when folded.
@@ -120,7 +119,6 @@ def compile_query(query: Query) -> Compiled:
         line_filter=line_filter,
         literal_start=bool(runs) and runs[0][1] == 0,
         folded_regex=_folded_twin(source, flags) if query.ignore_case else None,
-        plain_literal=None if query.ignore_case or literal is None else literal.encode("utf-8"),
         safe_filter=safe_filter if safe is not None else None,
         ascii_regex=_ascii_twin(source, flags),
     )

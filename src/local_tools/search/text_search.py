@@ -145,14 +145,13 @@ def search_file(
     data = _read_bytes(path, skip_binary=True)
     if data is None:
         return None
-    # Most files lack the literal: they leave by the shortest way.
-    plain = query.plain_literal
-    if plain is not None and plain not in data and not data.startswith(_UTF16_BOMS):
-        return None
     if data.startswith(_UTF16_BOMS):  # rare: search the decoded text
         decoded = decode(data)
         return None if decoded is None else _search_text(decoded, query, limit, check)
     folded = query.folded
+    # Most files lack a case-sensitive literal: they leave by the shortest way.
+    if not folded and query.literal_bytes is not None and query.literal_bytes not in data:
+        return None
     ascii_only = folded and data.isascii()
     needle, others = query.needle_for(ascii_only)
     hay = data.lower() if needle is not None and folded else data
