@@ -4,68 +4,26 @@ write that fails half-way. Real threads, real processes, real files."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from local_tools.core.errors import StorageError, ToolError
-from local_tools.security.jail import TEMP_PREFIX, Jail, openat2_available
+from local_tools.security.jail import TEMP_PREFIX, Jail
+from security.race import INSIDE, OUTSIDE, RACE_ENGINES, race
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and symlinks")
-
-RACE_SECONDS = 3.0
-INSIDE = b"inside-content"
-OUTSIDE = b"OUTSIDE-SECRET"
-
-
-def _exchange() -> object | None:
-    """renameat2(RENAME_EXCHANGE), to swap a directory and a symlink atomically."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    func = getattr(libc, "renameat2", None)
-    if func is None:
-        return None
-    return func
-
-
-def _swap_forever(ws: Path, stop: threading.Event, counter: list[int]) -> None:
-    """Alternate ws/dir between the real directory and a symlink to the outside."""
-    exchange = _exchange()
-    a, b = os.fsencode(ws / "dir"), os.fsencode(ws / "swap")
-    at_fdcwd = -100
-    use_exchange = exchange is not None
-    while not stop.is_set():
-        if use_exchange:
-            if exchange(at_fdcwd, a, at_fdcwd, b, 2) != 0:  # type: ignore[operator]
-                use_exchange = False  # file system without RENAME_EXCHANGE
-                continue
-        else:
-            os.rename(ws / "dir", ws / "parked")
-            os.rename(ws / "swap", ws / "dir")
-            os.rename(ws / "dir", ws / "swap")
-            os.rename(ws / "parked", ws / "dir")
-        counter[0] += 1
 
 
 @posix_only
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(
-    "engine",
-    [
-        pytest.param(
-            "openat2",
-            marks=pytest.mark.skipif(not openat2_available(), reason="openat2 unavailable"),
-        ),
-        "walk",
-    ],
-)
+@pytest.mark.parametrize("engine", RACE_ENGINES)
 def test_directory_swapped_for_symlink_never_redirects(tmp_path: Path, engine: str) -> None:
     base = Path(os.path.realpath(tmp_path))
     ws, outside = base / "ws", base / "outside"
@@ -77,70 +35,48 @@ def test_directory_swapped_for_symlink_never_redirects(tmp_path: Path, engine: s
     os.symlink(outside, ws / "swap")
     jail = Jail(ws, engine=engine)  # type: ignore[arg-type]
 
-    stop = threading.Event()
-    swaps = [0]
     counts = dict.fromkeys(
         ("reads", "read_ok", "read_leak", "read_refused", "writes", "write_ok",
          "write_refused", "lists", "list_leak", "naive_reads", "naive_leak"),
         0,
     )  # fmt: skip
-    errors: list[BaseException] = []
 
-    def worker() -> None:
+    def step(i: int) -> None:
+        counts["reads"] += 1
         try:
-            i = 0
-            while not stop.is_set():
-                i += 1
-                counts["reads"] += 1
-                try:
-                    with jail.open_read("dir/secret") as f:
-                        data = f.read()
-                    counts["read_ok"] += 1
-                    if data == OUTSIDE:
-                        counts["read_leak"] += 1
-                except ToolError:
-                    counts["read_refused"] += 1
-                counts["writes"] += 1
-                try:
-                    jail.write_atomic("dir/secret", INSIDE)
-                    counts["write_ok"] += 1
-                except ToolError:
-                    counts["write_refused"] += 1
-                if i % 4 == 0:
-                    counts["lists"] += 1
-                    try:
-                        names = {e.name for e in jail.scandir("dir")}
-                        counts["list_leak"] += "outside-marker" in names
-                    except ToolError:
-                        pass
-                # Control: a plain path-based read does get redirected, which shows
-                # the race is real and the jail is what stops it.
-                counts["naive_reads"] += 1
-                try:
-                    with open(ws / "dir" / "secret", "rb") as f:
-                        counts["naive_leak"] += f.read() == OUTSIDE
-                except OSError:
-                    pass
-        except BaseException as exc:  # surfaced in the main thread
-            errors.append(exc)
+            with jail.open_read("dir/secret") as f:
+                data = f.read()
+            counts["read_ok"] += 1
+            if data == OUTSIDE:
+                counts["read_leak"] += 1
+        except ToolError:
+            counts["read_refused"] += 1
+        counts["writes"] += 1
+        try:
+            jail.write_atomic("dir/secret", INSIDE)
+            counts["write_ok"] += 1
+        except ToolError:
+            counts["write_refused"] += 1
+        if i % 4 == 0:
+            counts["lists"] += 1
+            try:
+                names = {e.name for e in jail.scandir("dir")}
+                counts["list_leak"] += "outside-marker" in names
+            except ToolError:
+                pass
+        # Control: a plain path-based read does get redirected, which shows
+        # the race is real and the jail is what stops it.
+        counts["naive_reads"] += 1
+        try:
+            with open(ws / "dir" / "secret", "rb") as f:
+                counts["naive_leak"] += f.read() == OUTSIDE
+        except OSError:
+            pass
 
-    swapper = threading.Thread(target=_swap_forever, args=(ws, stop, swaps))
-    work = threading.Thread(target=worker)
-    old_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # interleave the two threads as finely as possible
-    try:
-        swapper.start()
-        work.start()
-        time.sleep(RACE_SECONDS)
-    finally:
-        stop.set()
-        swapper.join()
-        work.join()
-        sys.setswitchinterval(old_interval)
-    print(f"\nengine={engine} swaps={swaps[0]} {counts}")
+    swaps = race([(ws / "dir", ws / "swap")], step)
+    print(f"\nengine={engine} swaps={swaps} {counts}")
 
-    assert not errors, errors
-    assert swaps[0] > 100
+    assert swaps > 100
     assert counts["read_ok"] > 0 and counts["write_ok"] > 0
     assert counts["naive_leak"] > 0, "the swap never redirected a plain open(); no race"
     assert counts["read_leak"] == 0

@@ -4,42 +4,15 @@ ever be read into the workspace, and nothing outside may change."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from local_tools.core.errors import ToolError
-from local_tools.security.jail import Jail, openat2_available
-
-RACE_SECONDS = 3.0
-INSIDE = b"inside-content"
-OUTSIDE = b"OUTSIDE-SECRET"
-
-
-def _swap_forever(top: Path, stop: threading.Event, counter: list[int]) -> None:
-    """Alternate top/dir between the real directory and a symlink to the outside, and
-    top/file between a regular file and a symlink to an outside file."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    exchange = getattr(libc, "renameat2", None)
-    pairs = [(top / "dir", top / "swap"), (top / "file", top / "file_swap")]
-    while not stop.is_set():
-        a, b = pairs[counter[0] % 2]
-        if exchange is not None and exchange(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:
-            counter[0] += 1  # RENAME_EXCHANGE: both names always exist
-            continue
-        exchange = None  # unsupported here: four plain renames instead
-        parked = top / "parked"
-        os.rename(a, parked)
-        os.rename(b, a)
-        os.rename(a, b)
-        os.rename(parked, a)
-        counter[0] += 1
+from local_tools.security.jail import Jail
+from security.race import INSIDE, OUTSIDE, RACE_ENGINES, race
 
 
 def _leaks(path: Path) -> int:
@@ -66,16 +39,7 @@ def _remove(path: Path) -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX symlinks")
 @pytest.mark.timeout(90)
-@pytest.mark.parametrize(
-    "engine",
-    [
-        pytest.param(
-            "openat2",
-            marks=pytest.mark.skipif(not openat2_available(), reason="openat2 unavailable"),
-        ),
-        "walk",
-    ],
-)
+@pytest.mark.parametrize("engine", RACE_ENGINES)
 def test_swapped_source_never_copies_the_outside(tmp_path: Path, engine: str) -> None:
     base = Path(os.path.realpath(tmp_path))
     ws, outside = base / "ws", base / "outside"
@@ -92,66 +56,44 @@ def test_swapped_source_never_copies_the_outside(tmp_path: Path, engine: str) ->
     outside_before = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
     jail = Jail(ws, engine=engine)  # type: ignore[arg-type]
 
-    stop = threading.Event()
-    swaps = [0]
     counts = dict.fromkeys(("copies", "copied", "refused", "leaks", "moves", "naive_leak"), 0)
-    errors: list[BaseException] = []
 
-    def worker() -> None:
+    def step(i: int) -> None:
+        # The swapping directory itself, a file below it, the swapping file,
+        # and the tree holding both.
+        for src in ("top/dir", "top/dir/deeper/secret", "top/file", "top"):
+            dst = ws / f"copy-{i}"
+            counts["copies"] += 1
+            try:
+                jail.copy(src, dst.name)
+                counts["copied"] += 1
+            except ToolError:
+                counts["refused"] += 1
+            counts["leaks"] += _leaks(dst)
+            _remove(dst)
+        # A file moved out from below the swapping directory and back in: a
+        # redirected move would change the outside, checked at the end.
         try:
-            i = 0
-            while not stop.is_set():
-                i += 1
-                # The swapping directory itself, a file below it, the swapping file,
-                # and the tree holding both.
-                for src in ("top/dir", "top/dir/deeper/secret", "top/file", "top"):
-                    dst = ws / f"copy-{i}"
-                    counts["copies"] += 1
-                    try:
-                        jail.copy(src, dst.name)
-                        counts["copied"] += 1
-                    except ToolError:
-                        counts["refused"] += 1
-                    counts["leaks"] += _leaks(dst)
-                    _remove(dst)
-                # A file moved out from below the swapping directory and back in: a
-                # redirected move would change the outside, checked at the end.
-                try:
-                    if not (ws / "moved").exists():
-                        jail.rename("top/dir/secret", "moved")
-                        counts["leaks"] += _leaks(ws / "moved")
-                    jail.rename("moved", "top/dir/secret")
-                    counts["moves"] += 1
-                except ToolError:
-                    pass
-                # Control: a plain path-based copy does get redirected, which shows the
-                # race is real and the jail is what stops it.
-                for naive in (top / "dir" / "deeper" / "secret", top / "file"):
-                    try:
-                        shutil.copyfile(naive, ws / "naive")
-                        counts["naive_leak"] += (ws / "naive").read_bytes() == OUTSIDE
-                    except OSError:
-                        pass
-        except BaseException as exc:  # surfaced in the main thread
-            errors.append(exc)
+            if not (ws / "moved").exists():
+                jail.rename("top/dir/secret", "moved")
+                counts["leaks"] += _leaks(ws / "moved")
+            jail.rename("moved", "top/dir/secret")
+            counts["moves"] += 1
+        except ToolError:
+            pass
+        # Control: a plain path-based copy does get redirected, which shows the
+        # race is real and the jail is what stops it.
+        for naive in (top / "dir" / "deeper" / "secret", top / "file"):
+            try:
+                shutil.copyfile(naive, ws / "naive")
+                counts["naive_leak"] += (ws / "naive").read_bytes() == OUTSIDE
+            except OSError:
+                pass
 
-    swapper = threading.Thread(target=_swap_forever, args=(top, stop, swaps))
-    work = threading.Thread(target=worker)
-    old_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)  # interleave the two threads as finely as possible
-    try:
-        swapper.start()
-        work.start()
-        time.sleep(RACE_SECONDS)
-    finally:
-        stop.set()
-        swapper.join()
-        work.join()
-        sys.setswitchinterval(old_interval)
-    print(f"\nengine={engine} swaps={swaps[0]} {counts}")
+    swaps = race([(top / "dir", top / "swap"), (top / "file", top / "file_swap")], step)
+    print(f"\nengine={engine} swaps={swaps} {counts}")
 
-    assert not errors, errors
-    assert swaps[0] > 100
+    assert swaps > 100
     assert counts["copied"] > 0 and counts["moves"] > 0
     assert counts["naive_leak"] > 0, "the swap never redirected a plain copy; no race"
     assert counts["leaks"] == 0
