@@ -22,6 +22,7 @@ from local_tools.core.errors import (
     ToolError,
 )
 from local_tools.security.jail import TEMP_PREFIX, DirEntryInfo, Jail, openat2_available
+from security.transfer_fixtures import tree as snapshot  # everything under a folder
 
 ENGINES = [
     pytest.param(
@@ -108,22 +109,6 @@ def jail(tree: Tree, engine: str) -> Jail:
 def read(jail: Jail, path: str) -> bytes:
     with jail.open_read(path) as f:
         return f.read()
-
-
-def snapshot(base: Path) -> dict[str, tuple[str, bytes | str]]:
-    """Everything under base, symlinks not followed: any change shows up."""
-    out: dict[str, tuple[str, bytes | str]] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = str(p.relative_to(base))
-            if p.is_symlink():
-                out[rel] = ("link", os.readlink(p))
-            elif p.is_dir():
-                out[rel] = ("dir", "")
-            else:
-                out[rel] = ("file", p.read_bytes())
-    return out
 
 
 # --------------------------------------------------------------------------- attacks

@@ -1,4 +1,4 @@
-"""Helpers shared by the Jail.rename / Jail.copy test files (fixtures: conftest.py)."""
+"""Helpers shared by the jail test files (fixtures: conftest.py)."""
 
 from __future__ import annotations
 
