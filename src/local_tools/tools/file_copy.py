@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import AlreadyExists
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.security.jail import MAX_COPY_BYTES, MAX_COPY_ENTRIES
-from local_tools.tools._common import shown_path
-from local_tools.tools.file_move import (
-    better_exists,
-    final_destination,
-    source_checks,
-    transfer_subjects,
-)
+from local_tools.tools.file_move import transfer, transfer_subjects
 
 
 class FileCopyArgs(Args):
@@ -64,22 +56,7 @@ def _render(output: dict[str, Any]) -> str:
     render=_render,
 )
 async def file_copy(args: FileCopyArgs, ctx: ToolContext) -> dict[str, Any]:
-    dst = final_destination(args.source, args.destination)
-    source, destination = shown_path(ctx, args.source), shown_path(ctx, dst)
-    await source_checks(
-        ctx, args.source, removes=False, summary=f"file_copy {source} -> {destination}"
-    )
-    ctx.check_cancelled()
-    try:
-        done = await asyncio.to_thread(
-            ctx.jail.copy,
-            args.source,
-            dst,
-            overwrite=args.overwrite,
-            check=ctx.check_cancelled,
-        )
-    except AlreadyExists as exc:
-        raise better_exists(exc, source, destination, "copy") from None
+    source, destination, done = await transfer(ctx, args, "copy", ctx.jail.copy)
     return {
         "source": source,
         "destination": destination,

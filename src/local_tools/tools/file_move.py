@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from pydantic import Field
 
@@ -17,6 +17,8 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.tools._common import file_subjects, shown_path
+
+T = TypeVar("T")
 
 __all__ = [
     "FileMoveArgs",
@@ -123,20 +125,28 @@ def _render(output: dict[str, Any]) -> str:
     render=_render,
 )
 async def file_move(args: FileMoveArgs, ctx: ToolContext) -> dict[str, Any]:
+    source, destination, kind = await transfer(ctx, args, "move", ctx.jail.rename)
+    return {"source": source, "destination": destination, "type": kind}
+
+
+async def transfer(
+    ctx: ToolContext, args: Any, verb: str, operation: Callable[..., T]
+) -> tuple[str, str, T]:
+    """The call flow file_move and file_copy share: the final destination, the source
+    checks, the jail operation off the event loop, a clearer ALREADY_EXISTS.
+
+    Returns the shown source and destination, and what the operation returned.
+    """
     dst = final_destination(args.source, args.destination)
     source, destination = shown_path(ctx, args.source), shown_path(ctx, dst)
     await source_checks(
-        ctx, args.source, removes=True, summary=f"file_move {source} -> {destination}"
+        ctx, args.source, removes=verb == "move", summary=f"file_{verb} {source} -> {destination}"
     )
     ctx.check_cancelled()
     try:
-        kind = await asyncio.to_thread(
-            ctx.jail.rename,
-            args.source,
-            dst,
-            overwrite=args.overwrite,
-            check=ctx.check_cancelled,
+        done = await asyncio.to_thread(
+            operation, args.source, dst, overwrite=args.overwrite, check=ctx.check_cancelled
         )
     except AlreadyExists as exc:
-        raise better_exists(exc, source, destination, "move") from None
-    return {"source": source, "destination": destination, "type": kind}
+        raise better_exists(exc, source, destination, verb) from None
+    return source, destination, done
