@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from local_tools.search.glob_match import GlobError, glob_regex
+from local_tools.security.syscalls import READ_FLAGS
 
 __all__ = [
     "IGNORE_FILE_NAMES",
@@ -42,14 +43,6 @@ __all__ = [
 # Highest rank first.
 IGNORE_FILE_NAMES = (".rgignore", ".ignore", ".gitignore")
 MAX_IGNORE_FILE_BYTES = 1 << 20
-
-_O_READ = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
 
 
 @dataclass(frozen=True)
@@ -145,7 +138,7 @@ def read_ignore_lines(path: str) -> list[str]:
     file is treated as empty.
     """
     try:
-        fd = os.open(path, _O_READ)
+        fd = os.open(path, READ_FLAGS)
     except OSError:
         return []
     try:

@@ -28,13 +28,13 @@ from local_tools.search.engine import Engine
 from local_tools.search.glob_match import PathGlob
 from local_tools.search.scope import LineEvent, Query, Scope
 from local_tools.search.text_search import read_text
+from local_tools.security.syscalls import DIR_FLAGS
 
 __all__ = ["GlobResult", "GrepResult", "cap_events", "glob_files", "grep_lines"]
 
 Check = Callable[[], None]
 Allowed = Callable[[str], bool]  # takes a display path
 _MTIME = operator.attrgetter("st_mtime_ns")
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _newest_first(pair: tuple[int, str]) -> tuple[int, str]:
@@ -93,7 +93,7 @@ class _Mtimes:
         self._fd: int | None = None
         if os.stat in os.supports_dir_fd:
             try:
-                self._fd = os.open(scope.base, _DIR_FLAGS)
+                self._fd = os.open(scope.base, DIR_FLAGS)
             except OSError:
                 self._fd = None
         abspath = scope.abspath

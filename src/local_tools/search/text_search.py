@@ -38,16 +38,10 @@ from itertools import accumulate, chain, repeat
 from typing import Any, AnyStr, NamedTuple
 
 from local_tools.search.query_plan import Compiled, compile_query
+from local_tools.security.syscalls import READ_FLAGS
 
 __all__ = ["Compiled", "Hits", "compile_query", "decode", "read_text", "search_file"]
 
-_O_READ = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _WINDOW = 1 << 18  # characters searched per `re` call over a whole text
 _HEAD = 1 << 16  # ripgrep's first buffer: a NUL there makes a file binary
@@ -65,7 +59,7 @@ def _read_bytes(path: str, *, skip_binary: bool = False) -> bytes | None:
     the rest (a compiled library can be tens of megabytes).
     """
     try:
-        fd = os.open(path, _O_READ)
+        fd = os.open(path, READ_FLAGS)
     except OSError:
         return None
     try:

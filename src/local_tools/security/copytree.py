@@ -31,13 +31,7 @@ from local_tools.security.delete import remove_tree
 from local_tools.security.dirfd import Dir, is_link, write_all
 from local_tools.security.os_errors import Changed
 from local_tools.security.pathparts import shown
-from local_tools.security.syscalls import (
-    O_BINARY,
-    O_CLOEXEC,
-    O_NOCTTY,
-    O_NOFOLLOW,
-    O_NONBLOCK,
-)
+from local_tools.security.syscalls import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, READ_FLAGS
 
 __all__ = ["MAX_COPY_BYTES", "MAX_COPY_ENTRIES", "Budget", "Check", "create", "discard", "measure"]
 
@@ -46,7 +40,6 @@ MAX_COPY_BYTES = 1 << 30  # total file content
 
 Check = Callable[[], None]  # called between steps; raises to stop (cancellation)
 
-_READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_BINARY
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY
 _CHUNK = 1 << 20
 
@@ -299,7 +292,7 @@ def _copy_file(
     keep_times: bool,
 ) -> None:
     try:
-        fd_in = src_parent.open(src_name, _READ_FLAGS)
+        fd_in = src_parent.open(src_name, READ_FLAGS)
     except FileNotFoundError:
         raise Changed from None
     except OSError as exc:

@@ -69,9 +69,9 @@ from local_tools.security.roots import POSIX_SYSTEM_DIRS, Roots, StrPath
 from local_tools.security.syscalls import (
     O_BINARY,
     O_CLOEXEC,
-    O_NOCTTY,
     O_NOFOLLOW,
     O_NONBLOCK,
+    READ_FLAGS,
     openat2_available,
 )
 from local_tools.security.transfer import Transferred, transfer
@@ -90,9 +90,6 @@ __all__ = [
     "Transferred",
     "openat2_available",
 ]
-
-# O_NONBLOCK so a FIFO cannot hang the open; O_NOCTTY so a tty never becomes ours.
-_READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_BINARY
 
 
 class Jail:
@@ -151,7 +148,7 @@ class Jail:
             with self._resolver.locate(path, follow_final=True) as loc:
                 loc.require_entry(path)
                 try:
-                    fd = loc.dir.open(loc.name, _READ_FLAGS)
+                    fd = loc.dir.open(loc.name, READ_FLAGS)
                 except OSError as exc:
                     if exc.errno == errno.ELOOP:  # the checked file became a symlink
                         raise Changed from None

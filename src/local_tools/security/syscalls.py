@@ -27,6 +27,7 @@ __all__ = [
     "O_NOFOLLOW",
     "O_NONBLOCK",
     "O_PATH",
+    "READ_FLAGS",
     "RESOLVE_BENEATH",
     "RESOLVE_NO_MAGICLINKS",
     "fd_path",
@@ -44,6 +45,9 @@ O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_BINARY = getattr(os, "O_BINARY", 0)
 DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+# Reading a file: O_NONBLOCK so a FIFO cannot hang the open; O_NOCTTY so a tty never
+# becomes ours; a final symlink is refused.
+READ_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_BINARY
 
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
