@@ -173,6 +173,7 @@ class Toolbox:
         return render_compact(output)
 
     def close(self) -> None:
+        self.runner.resources.close()  # background processes, browsers: ended first
         if self.audit is not None:
             self.audit.close()
         holder: _LoopHolder | None = getattr(self._local, "loop", None)

@@ -188,7 +188,8 @@ class NetworkConfig(_Section):
 class LimitsConfig(_Section):
     max_output_lines: PositiveInt = 2000
     max_output_bytes: PositiveInt = 51200
-    exec_timeout: Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)] = 60.0
+    exec_timeout: Annotated[float, Field(gt=0, le=600, strict=True, allow_inf_nan=False)] = 60.0
+    max_processes: PositiveInt = 8  # commands running at once (foreground + background)
 
 
 class ToolsetsConfig(_Section):
@@ -419,8 +420,8 @@ writable_roots = []           # more allowed roots, writable
 # [users.alice.permissions]
 # "execute:command" = "deny"
 
-[sandbox]
-mode = "workspace-write"      # off | read-only | workspace-write
+[sandbox]                     # how exec_cmd confines commands (bubblewrap or Landlock)
+mode = "workspace-write"      # off | read-only | workspace-write (roots + a private /tmp)
 network = false               # may sandboxed commands use the network
 
 [network]
@@ -429,7 +430,8 @@ allow_private = []            # hosts or CIDRs exempt from the private-address g
 [limits]
 max_output_lines = 2000
 max_output_bytes = 51200
-exec_timeout = 60             # seconds
+exec_timeout = 60             # seconds, a command's default timeout (at most 600)
+max_processes = 8             # commands running at once, background ones included
 
 [toolsets]
 enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...

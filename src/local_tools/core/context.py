@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from local_tools.core.errors import Cancelled
 
 if TYPE_CHECKING:
     from local_tools.core.config import Config, LimitsConfig
+    from local_tools.core.resources import Resources
     from local_tools.core.runner import Runner
     from local_tools.interact.base import Asker
     from local_tools.security.jail import Jail
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["ToolContext"]
 
 ProgressFunc = Callable[[str, "float | None"], None]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -46,6 +48,8 @@ class ToolContext:
     on_progress: ProgressFunc | None = None
     # The runner itself, for tools that dispatch other calls (batch, invalid).
     runner: Runner | None = None
+    # The toolbox's long-lived shared things (background processes, a browser).
+    resources: Resources | None = None
 
     @property
     def workspace(self) -> Path:
@@ -66,6 +70,12 @@ class ToolContext:
         """Long loops call this so a cancel or timeout stops them promptly."""
         if self.cancel_requested:
             raise Cancelled("The call was cancelled before it finished.")
+
+    def resource(self, key: str, factory: Callable[[], T]) -> T:
+        """The toolbox's `key` resource, created by `factory` on first use."""
+        if self.resources is None:
+            raise RuntimeError("this context has no toolbox resources")
+        return self.resources.get(key, factory)
 
     def progress(self, message: str, fraction: float | None = None) -> None:
         if self.on_progress is not None:

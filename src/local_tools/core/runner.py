@@ -27,6 +27,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
 from local_tools.core.output import bound_text
 from local_tools.core.registry import Registry
+from local_tools.core.resources import Resources
 from local_tools.core.tool import Tool
 from local_tools.core.validation import describe_validation_error
 from local_tools.interact.base import Asker
@@ -59,6 +60,7 @@ class Runner:
         # more than the rest of a trivial call).
         self._call_prefix = os.urandom(4).hex()
         self._call_counter = itertools.count(1)
+        self.resources = Resources()
 
     def _new_call_id(self) -> str:
         return f"{self._call_prefix}-{next(self._call_counter):06x}"
@@ -145,6 +147,7 @@ class Runner:
             asker=asker if asker is not None else self.asker,
             transport=transport,
             runner=self,
+            resources=self.resources,
         )
         if tool.permission is not None:
             subjects = tool.subjects(args, ctx) if tool.subjects is not None else None

@@ -1,0 +1,230 @@
+"""Bounded capture of one output stream of a running command.
+
+A command may print gigabytes; our memory must not grow with it. A `StreamCapture`
+keeps the first `head_bytes` and a ring of the last `tail_bytes` (and at most
+`max_lines` lines) in memory. Once the output outgrows the ring, everything —
+from the first byte — is also written to a spill file, so nothing is lost: the
+model gets a head + tail preview and the path of the whole.
+
+Readers come in two kinds: a finished foreground command wants `preview()`; a
+background process is polled with `read_new()`, which returns what arrived since the
+previous read (and says how much was dropped from memory meanwhile).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["NewOutput", "Preview", "StreamCapture"]
+
+SpillNamer = Callable[[], Path]
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    head: bytes
+    tail: bytes  # empty when `head` is the whole output
+    total_bytes: int
+    omitted_bytes: int
+    spill_path: Path | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewOutput:
+    data: bytes
+    skipped_bytes: int  # produced since the last read but no longer in memory
+    total_bytes: int
+    spill_path: Path | None
+
+
+class StreamCapture:
+    """Thread-safe: one reader thread feeds, any thread reads."""
+
+    def __init__(
+        self,
+        spill_dir: Path,
+        name: str,
+        *,
+        head_bytes: int = 64 * 1024,
+        tail_bytes: int = 1024 * 1024,
+        max_lines: int = 5000,
+        spill_after_bytes: int | None = None,
+        spill_after_lines: int | None = None,
+    ) -> None:
+        """Memory holds `head_bytes` + the last `tail_bytes` / `max_lines`; the spill
+        file starts once the output passes `spill_after_*` (at most the ring's size,
+        so the ring still holds every byte when the file is started)."""
+        self._spill_dir = spill_dir
+        self._name = name
+        self._head_limit = head_bytes
+        self._tail_limit = tail_bytes
+        self._max_lines = max_lines
+        self._spill_bytes = min(spill_after_bytes or tail_bytes, tail_bytes)
+        self._spill_lines = min(spill_after_lines or max_lines, max_lines)
+        self._total_lines = 0
+        self._lock = threading.Lock()
+        self._head = bytearray()
+        # (absolute offset of the chunk's first byte, chunk, its newline count)
+        self._ring: deque[tuple[int, bytes, int]] = deque()
+        self._ring_bytes = 0
+        self._ring_lines = 0
+        self._total = 0
+        self._cursor = 0  # offset up to which read_new has handed output out
+        self._spill: int | None = None  # fd of the spill file, once opened
+        self.spill_path: Path | None = None
+        self.spill_error: str | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        return self._total
+
+    @property
+    def total_lines(self) -> int:
+        return self._total_lines
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        with self._lock:
+            if len(self._head) < self._head_limit:
+                self._head += data[: self._head_limit - len(self._head)]
+            self._ring.append((self._total, data, data.count(b"\n")))
+            self._ring_bytes += len(data)
+            self._ring_lines += self._ring[-1][2]
+            self._total += len(data)
+            self._total_lines += self._ring[-1][2]
+            if self._spill is None and self.spill_error is None and self.spill_path is None:
+                if self._total > self._spill_bytes or self._total_lines > self._spill_lines:
+                    self._open_spill()  # before trimming: the ring still holds every byte
+            elif self._spill is not None:
+                self._write_spill(data)
+            self._trim()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._spill is not None:
+                os.close(self._spill)
+                self._spill = None
+
+    def preview(self, head_budget: int, tail_budget: int) -> Preview:
+        """The first `head_budget` and last `tail_budget` bytes, or all when it fits both."""
+        with self._lock:
+            total = self._total
+            if total <= head_budget + tail_budget and self._ring_start() == 0:
+                data = b"".join(chunk for _, chunk, _ in self._ring)
+                return Preview(data, b"", total, 0, self.spill_path)
+            head = bytes(self._head[:head_budget])
+            tail = self._last(min(tail_budget, total - len(head)))
+        return Preview(head, tail, total, total - len(head) - len(tail), self.spill_path)
+
+    def last(self, n: int) -> bytes:
+        """The last `n` bytes still in memory."""
+        with self._lock:
+            return self._last(n)
+
+    def read_new(self, limit: int | None = None) -> NewOutput:
+        """Output since the previous call (at most `limit` bytes; the rest waits)."""
+        with self._lock:
+            start = self._ring_start()
+            skipped = max(0, start - self._cursor)
+            cursor = max(self._cursor, start)
+            parts: list[bytes] = []
+            for offset, chunk, _ in self._ring:
+                if offset + len(chunk) <= cursor:
+                    continue
+                parts.append(chunk[max(0, cursor - offset) :])
+            data = b"".join(parts)
+            if limit is not None and len(data) > limit:
+                data = data[:limit]
+            self._cursor = cursor + len(data)
+            return NewOutput(data, skipped, self._total, self.spill_path)
+
+    def unread_bytes(self) -> int:
+        return self._total - self._cursor
+
+    # -- internals (lock held)
+
+    def _ring_start(self) -> int:
+        return self._ring[0][0] if self._ring else self._total
+
+    def _last(self, n: int) -> bytes:
+        if n <= 0:
+            return b""
+        parts: list[bytes] = []
+        need = n
+        for _, chunk, _ in reversed(self._ring):
+            if len(chunk) >= need:
+                parts.append(chunk[len(chunk) - need :])
+                break
+            parts.append(chunk)
+            need -= len(chunk)
+        return b"".join(reversed(parts))
+
+    def _trim(self) -> None:
+        while self._ring and (
+            self._ring_bytes > self._tail_limit or self._ring_lines > self._max_lines
+        ):
+            offset, chunk, lines = self._ring[0]
+            excess_bytes = self._ring_bytes - self._tail_limit
+            if len(self._ring) == 1 or (excess_bytes > 0 and excess_bytes < len(chunk)):
+                # Cut inside the oldest chunk rather than dropping it whole.
+                cut = max(excess_bytes, 0)
+                if self._ring_lines > self._max_lines:
+                    cut = max(cut, _nth_newline(chunk, self._ring_lines - self._max_lines))
+                if cut <= 0 or cut >= len(chunk):
+                    self._drop_first()
+                    continue
+                rest = chunk[cut:]
+                dropped_lines = lines - rest.count(b"\n")
+                self._ring[0] = (offset + cut, rest, lines - dropped_lines)
+                self._ring_bytes -= cut
+                self._ring_lines -= dropped_lines
+                return
+            self._drop_first()
+
+    def _drop_first(self) -> None:
+        _, chunk, lines = self._ring.popleft()
+        self._ring_bytes -= len(chunk)
+        self._ring_lines -= lines
+
+    def _open_spill(self) -> None:
+        try:
+            self._spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            path = self._spill_dir / f"{stamp}-{self._name}-{secrets.token_hex(4)}.txt"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            self._spill = os.open(path, flags, 0o600)
+            self.spill_path = path
+        except OSError as exc:
+            self.spill_error = str(exc)
+            return
+        for _, chunk, _ in self._ring:
+            self._write_spill(chunk)
+
+    def _write_spill(self, data: bytes) -> None:
+        assert self._spill is not None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._spill, view) :]
+        except OSError as exc:  # disk full: keep the preview, say the file is partial
+            self.spill_error = f"{exc} (the saved output is incomplete)"
+            os.close(self._spill)
+            self._spill = None
+
+
+def _nth_newline(chunk: bytes, n: int) -> int:
+    """Offset just past the n-th newline of `chunk` (n >= 1), or len(chunk)."""
+    pos = -1
+    for _ in range(n):
+        pos = chunk.find(b"\n", pos + 1)
+        if pos < 0:
+            return len(chunk)
+    return pos + 1

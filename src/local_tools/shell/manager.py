@@ -1,0 +1,123 @@
+"""The commands of one Toolbox: background ones to poll, drive and kill; none outlives us.
+
+Each process belongs to the user who started it: another user's process_id is
+NOT_FOUND, as if it did not exist. At most `max_live` run at once; the 30 newest
+finished ones stay readable. Closing the manager (the Toolbox closes it) or the
+interpreter exiting kills every tree still running.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from local_tools.core.errors import ExecutionError, NotFound
+from local_tools.shell.process import RunningCommand
+from local_tools.shell.tree_kill import sweep_cgroups
+
+__all__ = ["ManagedProcess", "ProcessManager"]
+
+KEEP_FINISHED = 30
+
+
+@dataclass
+class ManagedProcess:
+    process_id: str
+    owner: str
+    command: RunningCommand
+    background: bool
+
+
+class ProcessManager:
+    def __init__(self, spill_dir: Path, *, max_live: int = 8) -> None:
+        self.spill_dir = spill_dir
+        self.max_live = max_live
+        self._lock = threading.Lock()
+        self._procs: dict[str, ManagedProcess] = {}
+        self._ids = itertools.count(1)
+        self._closed = False
+        _live_managers.add(self)
+
+    def start(
+        self,
+        command: str,
+        argv: Sequence[str],
+        *,
+        owner: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        background: bool,
+        stdin: bool,
+        hold: bool = False,
+        spill_after: tuple[int, int] | None = None,
+    ) -> ManagedProcess:
+        with self._lock:
+            if self._closed:
+                raise ExecutionError("The toolbox is closing; no new commands start.")
+            live = [p for p in self._procs.values() if p.command.running]
+            if len(live) >= self.max_live:
+                shown = ", ".join(f"{p.process_id} ({p.command.command[:40]})" for p in live)
+                raise ExecutionError(
+                    f"{len(live)} commands are already running (the limit is {self.max_live}: "
+                    f"[limits] max_processes): {shown}. Wait for one with process_output "
+                    "block=true, or end one with process_kill."
+                )
+            process_id = f"p{next(self._ids)}"
+            running = RunningCommand(
+                command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
+                name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
+            )  # fmt: skip
+            proc = ManagedProcess(process_id, owner, running, background)
+            self._procs[process_id] = proc
+            self._forget_old()
+            return proc
+
+    def get(self, process_id: str, owner: str) -> ManagedProcess:
+        with self._lock:
+            proc = self._procs.get(process_id.strip())
+            if proc is None or proc.owner != owner:
+                known = [p.process_id for p in self._procs.values() if p.owner == owner]
+                hint = f" Known: {', '.join(known)}." if known else " There are none."
+                raise NotFound(f"No process {process_id!r}.{hint} See process_list.")
+            return proc
+
+    def list(self, owner: str) -> list[ManagedProcess]:
+        with self._lock:
+            return [p for p in self._procs.values() if p.owner == owner]
+
+    def discard(self, process_id: str) -> None:
+        """Forget a finished foreground command (it was never shown as a process)."""
+        with self._lock:
+            self._procs.pop(process_id, None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            procs = list(self._procs.values())
+        for proc in procs:
+            proc.command.kill("shutdown")
+        for proc in procs:
+            proc.command.wait(2.0)
+        _live_managers.discard(self)
+
+    def _forget_old(self) -> None:
+        finished = [p for p in self._procs.values() if not p.command.running]
+        for proc in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            del self._procs[proc.process_id]
+
+
+_live_managers: weakref.WeakSet[ProcessManager] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_everything() -> None:
+    # An interpreter that exits without closing its Toolbox must not leave
+    # commands running (or cgroups behind).
+    for manager in list(_live_managers):
+        manager.close()
+    sweep_cgroups()

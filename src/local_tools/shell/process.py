@@ -1,0 +1,298 @@
+"""One running command: spawned in its own session, read by one thread, killed as a tree.
+
+The reader thread polls both output pipes and (on Linux) a pidfd, so it learns
+that the shell exited even while an orphaned grandchild still holds the pipes open
+— the classic hang. After the shell exits it drains for a moment, then ends
+whatever the command left behind: a command's processes end with it (background
+work belongs in `background=true`, which keeps the whole tree until it is killed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from local_tools.shell.capture import StreamCapture
+from local_tools.shell.tree_kill import MARKER_VARIABLE, ProcessTree
+
+__all__ = ["RunningCommand"]
+
+_IS_WINDOWS = sys.platform == "win32"
+_READ_SIZE = 64 * 1024
+# After the shell exits, how long output from what it left behind is still read.
+DRAIN_AFTER_EXIT = 0.2
+# Without a pidfd the reader wakes this often to see whether the shell exited.
+_POLL_INTERVAL = 0.05
+
+
+class RunningCommand:
+    """A spawned command and its captured output. `done` is set when all is over."""
+
+    def __init__(
+        self,
+        command: str,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        spill_dir: Path,
+        name: str,
+        stdin: bool = False,
+        max_lines: int = 5000,
+        hold: bool = False,
+        spill_after: tuple[int, int] | None = None,
+    ) -> None:
+        """`hold`: argv is a POSIX `shell -c COMMAND`, which may be gated until it is
+        in its cgroup (not for sandboxed commands: their PID namespace holds them).
+        `spill_after`: (bytes, lines) past which a stream is also saved to a file."""
+        self.command = command
+        self.started_at = time.time()
+        self.ended_at: float | None = None
+        self.exit_code: int | None = None
+        self.killed_by: str | None = None  # "timeout", "cancel", "kill", "shutdown"
+        self.leftovers_killed = False  # the command left processes that were ended
+        self.done = threading.Event()
+        self._started = time.perf_counter()
+        self.duration_ms: float | None = None
+        spill_bytes, spill_lines = spill_after or (None, None)
+        self.stdout, self.stderr = (
+            StreamCapture(
+                spill_dir,
+                f"{name}-{stream}",
+                max_lines=max_lines,
+                spill_after_bytes=spill_bytes,
+                spill_after_lines=spill_lines,
+            )
+            for stream in ("stdout", "stderr")
+        )
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._waiters_lock = threading.Lock()
+        self.activity = threading.Condition()  # notified on every chunk of output
+        marker = secrets.token_hex(8)
+        self.tree = ProcessTree(marker)
+        full_env = dict(env)
+        full_env[MARKER_VARIABLE] = marker
+        argv = list(argv)
+        kwargs: dict[str, object] = {}
+        gated = hold and self.tree.prepare()
+        if gated:
+            # The shell first reads one line from stdin, which we write only once it is
+            # in its cgroup: nothing it forks can start outside. (No preexec_fn: Python
+            # between fork and exec is unsafe in a threaded process.) Reads stop at the
+            # newline, so later input — or end-of-file — is what the command sees.
+            argv[-1] = f"read -r _; {argv[-1]}"
+        try:
+            self.popen = subprocess.Popen(
+                argv,
+                cwd=str(cwd),
+                env=full_env,
+                stdin=subprocess.PIPE if stdin or gated else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                close_fds=True,
+                **kwargs,  # type: ignore[arg-type]
+            )
+        except BaseException:
+            self.tree.release()
+            raise
+        self.pid = self.popen.pid
+        self.tree.adopt(self.pid)
+        if gated:
+            assert self.popen.stdin is not None
+            with contextlib.suppress(OSError):  # the shell died already: the reader sees it
+                self.popen.stdin.write(b"\n")
+                self.popen.stdin.flush()
+            if not stdin:
+                self.close_input()
+        self._reader = threading.Thread(
+            target=self._read_all, name=f"local-tools-{name}", daemon=True
+        )
+        self._reader.start()
+
+    # -- state
+
+    @property
+    def running(self) -> bool:
+        return not self.done.is_set()
+
+    @property
+    def accepts_input(self) -> bool:
+        return self.popen.stdin is not None and not self.popen.stdin.closed and self.running
+
+    def write_input(self, data: bytes) -> None:
+        stdin = self.popen.stdin
+        if stdin is None:
+            raise BrokenPipeError("stdin is closed")
+        stdin.write(data)
+        stdin.flush()
+
+    def close_input(self) -> None:
+        if self.popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
+
+    # -- waiting
+
+    def wait(self, timeout: float | None) -> bool:
+        return self.done.wait(timeout)
+
+    async def wait_async(self, timeout: float | None) -> bool:
+        """True when the command finished within `timeout` seconds (None: no limit)."""
+        if self.done.is_set():
+            return True
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        entry = (loop, future)
+        with self._waiters_lock:
+            self._waiters.append(entry)
+        if self.done.is_set():  # finished between the check and the registration
+            return True
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+        finally:
+            with self._waiters_lock, contextlib.suppress(ValueError):
+                self._waiters.remove(entry)
+
+    # -- ending
+
+    def kill(self, reason: str) -> None:
+        """End the whole tree now; the reader notices and finishes up."""
+        if self.done.is_set():
+            return
+        if self.killed_by is None:
+            self.killed_by = reason
+        self.tree.kill(scan=True)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
+
+    # -- the reader thread
+
+    def _read_all(self) -> None:
+        try:
+            if _IS_WINDOWS:
+                self._read_with_threads()
+            else:
+                self._read_with_poll()
+        finally:
+            self._finish()
+
+    def _read_with_poll(self) -> None:
+        assert self.popen.stdout is not None and self.popen.stderr is not None
+        streams = {
+            self.popen.stdout.fileno(): self.stdout,
+            self.popen.stderr.fileno(): self.stderr,
+        }
+        poller = select.poll()
+        for fd in streams:
+            poller.register(fd, select.POLLIN)
+        pidfd = _pidfd(self.pid)
+        if pidfd is not None:
+            poller.register(pidfd, select.POLLIN)
+        exited_at: float | None = None
+        try:
+            while streams:
+                if exited_at is None:
+                    timeout_ms = None if pidfd is not None else _POLL_INTERVAL * 1000
+                else:
+                    left = DRAIN_AFTER_EXIT - (time.monotonic() - exited_at)
+                    if left <= 0:
+                        break  # something the shell left behind holds the pipe open
+                    timeout_ms = left * 1000
+                for fd, _ in poller.poll(timeout_ms):
+                    if fd == pidfd:
+                        poller.unregister(pidfd)
+                        continue
+                    data = os.read(fd, _READ_SIZE)
+                    if data:
+                        streams[fd].feed(data)
+                        self._notify()
+                    else:
+                        poller.unregister(fd)
+                        del streams[fd]
+                if exited_at is None and self.popen.poll() is not None:
+                    exited_at = time.monotonic()
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _read_with_threads(self) -> None:  # Windows: no poll() on pipes
+        def pump(pipe: object, capture: StreamCapture) -> None:
+            read = pipe.read1 if hasattr(pipe, "read1") else pipe.read  # type: ignore[attr-defined]
+            while data := read(_READ_SIZE):
+                capture.feed(data)
+                self._notify()
+
+        pumps = [
+            threading.Thread(target=pump, args=(self.popen.stdout, self.stdout), daemon=True),
+            threading.Thread(target=pump, args=(self.popen.stderr, self.stderr), daemon=True),
+        ]
+        for t in pumps:
+            t.start()
+        self.popen.wait()
+        for t in pumps:
+            t.join(DRAIN_AFTER_EXIT)
+
+    def _finish(self) -> None:
+        self.exit_code = self.popen.wait()
+        self.duration_ms = (time.perf_counter() - self._started) * 1000
+        if self.tree.alive():
+            # The shell is gone but something it started is not (`cmd &`, a daemon).
+            self.leftovers_killed = self.killed_by is None
+            self.tree.kill(scan=True)
+        self.tree.release()
+        for pipe in (self.popen.stdout, self.popen.stderr, self.popen.stdin):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        self.stdout.close()
+        self.stderr.close()
+        self.ended_at = time.time()
+        self.done.set()
+        self._notify()
+        with self._waiters_lock:
+            waiters = list(self._waiters)
+        for loop, future in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def _notify(self) -> None:
+        with self.activity:
+            self.activity.notify_all()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _pidfd(pid: int) -> int | None:
+    opener: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def signal_name(code: int | None) -> str | None:
+    """`SIGKILL` for a Popen return code of -9; None for a normal exit."""
+    if code is None or code >= 0:
+        return None
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
