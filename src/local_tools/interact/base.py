@@ -12,8 +12,9 @@ from typing import Literal, Protocol, runtime_checkable
 
 __all__ = ["Answer", "Asker", "PermissionRequest"]
 
-# once: allow this call; always: allow and remember; deny: refuse this call.
-Answer = Literal["once", "always", "deny"]
+# once: allow this call; always: allow and remember this exact subject; pattern: allow
+# and remember the request's `suggestion` (offered only when there is one); deny: refuse.
+Answer = Literal["once", "always", "pattern", "deny"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class PermissionRequest:
     subject: str | None
     user_id: str
     summary: str = ""
+    # A broader rule the person may approve instead of the exact subject, e.g.
+    # `npm test *` for `npm test --watch`; None when only the exact subject is safe.
+    suggestion: str | None = None
 
 
 @runtime_checkable

@@ -24,6 +24,8 @@ _ANSWERS: dict[str, Answer] = {
     "always": "always",
     "d": "deny",
     "deny": "deny",
+    "p": "pattern",
+    "pattern": "pattern",
 }
 
 
@@ -58,6 +60,8 @@ class TerminalAsker:
             except (OSError, ValueError):  # closed stream or terminal gone: no answer
                 line = ""
             answer = parse_answer(line)
+            if answer == "pattern" and request.suggestion is None:
+                answer = "deny"  # no pattern was offered: not a yes
             if not line.endswith("\n"):  # EOF: keep the next output on its own line
                 stderr.write("\n")
             stderr.write(f"  -> {answer}\n")
@@ -81,7 +85,13 @@ def render_request(request: PermissionRequest) -> str:
     ]
     if request.summary:
         lines.append(f"  summary:    {_safe(request.summary)}")
-    lines.append("Allow? [o]nce / [a]lways / [d]eny (default deny): ")
+    if request.suggestion is not None:
+        lines.append(
+            f"Allow? [o]nce / [a]lways this exact command / [p]attern {_safe(request.suggestion)}"
+            " from now on / [d]eny (default deny): "
+        )
+    else:
+        lines.append("Allow? [o]nce / [a]lways / [d]eny (default deny): ")
     return "\n".join(lines)
 
 

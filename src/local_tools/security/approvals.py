@@ -22,12 +22,17 @@ log = logging.getLogger("local_tools.security.policy")
 
 @dataclass(frozen=True)
 class Approval:
-    """One "allow always" answer. `subject` None approves the whole permission."""
+    """One "allow always" answer. `subject` None approves the whole permission.
+
+    `pattern` says the subject is a rule pattern the person picked (`npm test *`);
+    otherwise it is matched verbatim, `*` and all.
+    """
 
     user_id: str
     permission: str
     subject: str | None
     approved_at: str = ""
+    pattern: bool = False
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -62,9 +67,11 @@ class ApprovalStore:
     def users(self) -> frozenset[str]:
         return frozenset(a.user_id for a in self._entries.values())
 
-    def approve(self, user_id: str, permission: str, subject: str | None) -> None:
+    def approve(
+        self, user_id: str, permission: str, subject: str | None, *, pattern: bool = False
+    ) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        approval = Approval(user_id, permission, subject, stamp)
+        approval = Approval(user_id, permission, subject, stamp, pattern)
         with self._lock:
             self._merge_from_disk()  # keep what other processes approved meanwhile
             self._entries.setdefault(approval.key, approval)
@@ -118,6 +125,7 @@ class ApprovalStore:
                     "permission": a.permission,
                     "subject": a.subject,
                     "approved_at": a.approved_at,
+                    **({"pattern": True} if a.pattern else {}),
                 }
                 for a in self._entries.values()
             ],
@@ -139,7 +147,10 @@ def _parse_approval(item: Any) -> Approval | None:
         return None
     if subject is not None and not isinstance(subject, str):
         return None
-    return Approval(user, perm, subject, stamp)
+    pattern = item.get("pattern", False)
+    if not isinstance(pattern, bool):
+        return None
+    return Approval(user, perm, subject, stamp, pattern and subject is not None)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -222,7 +222,8 @@ class Policy:
             message = _no_asker_message(pending, section_user, section.get(permission), tool)
             raise PermissionDenied(message, details=_details(pending[0]))
         for d in pending:
-            request = PermissionRequest(tool, permission, d.subject, user_id, summary)
+            suggestion = _suggestion(permission, d.subject)
+            request = PermissionRequest(tool, permission, d.subject, user_id, summary, suggestion)
             try:
                 answer = await asker.ask(request)
             except Exception as exc:  # a broken asker must fail closed, with a reason
@@ -232,6 +233,8 @@ class Policy:
                 ) from exc
             if answer == "always":
                 self.approvals.approve(user_id, permission, d.subject)
+            elif answer == "pattern" and suggestion is not None:
+                self.approvals.approve(user_id, permission, suggestion, pattern=True)
             elif answer != "once":
                 raise PermissionDenied(
                     f"The user declined {_what(d)} for {tool}. Do not retry it; ask the "
@@ -312,9 +315,14 @@ class Policy:
                 f'"allow always" answer by {_q(user_id)}: {_q(permission)} = '
                 f"{_table({shown: 'allow'})} ({where})"
             )
-            # Literal: an approved `ls *.py` must not approve `ls anything.py`.
-            literal = None if approval.subject is None else norm(approval.subject)
-            rules.append(("*" if literal is None else _Literal(literal), "allow", text))
+            # Literal unless the person picked a pattern: an approved `ls *.py` must
+            # not approve `ls anything.py`.
+            if approval.subject is None:
+                rules.append(("*", "allow", text))
+            elif approval.pattern:
+                rules.append((norm(approval.subject), "allow", text))
+            else:
+                rules.append((_Literal(norm(approval.subject)), "allow", text))
         return rules
 
 
@@ -347,6 +355,20 @@ def _checked(perms: Mapping[str, Any], where: str) -> Mapping[str, Any]:
 
 
 # --- messages --------------------------------------------------------------------
+
+
+def _suggestion(permission: str, subject: str | None) -> str | None:
+    """A command prefix the person may approve instead of one exact command line.
+
+    Only for commands, and only a prefix of the words that were shown (`npm test *`
+    for `npm test --watch`): never a wildcard that covers another program.
+    """
+    if permission != "execute:command" or subject is None:
+        return None
+    pattern = suggest_pattern(permission, subject)
+    if pattern is None or pattern == subject or not pattern.endswith(" *"):
+        return None
+    return pattern
 
 
 def _what(d: Decision) -> str:
