@@ -2,36 +2,43 @@
 
 from __future__ import annotations
 
-import ctypes
 import platform
 import shutil
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from local_tools.security.sandbox import SandboxEngine
     from local_tools.toolbox import Toolbox
 
 __all__ = ["diagnose", "landlock_abi"]
 
-_LANDLOCK_CREATE_RULESET = 444  # same number on x86_64 and aarch64
-_LANDLOCK_CREATE_RULESET_VERSION = 1
-
-
 def landlock_abi() -> int | None:
     """The kernel's Landlock ABI version, or None where Landlock is unavailable."""
     if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        abi = libc.syscall(_LANDLOCK_CREATE_RULESET, None, 0, _LANDLOCK_CREATE_RULESET_VERSION)
-    except (OSError, AttributeError):
-        return None
-    return int(abi) if abi > 0 else None
+        return None  # the helper module loads the C library of a Linux system
+    from local_tools.security.landlock import landlock_abi as kernel_abi
+
+    return kernel_abi() or None
+
+
+def _sandbox(tb: Toolbox, engine: SandboxEngine) -> str:
+    mode = tb.config.sandbox.mode
+    name, detail = engine.name, engine.detail
+    if mode == "off":
+        return f"off by config ([sandbox] mode = \"off\"); available: {name} ({detail})"
+    if name == "off":
+        return f"OFF: {detail} — commands run unconfined although mode = {mode!r}"
+    network = "network allowed" if tb.config.sandbox.network else "no network"
+    return f"{name}, {mode}, {network} ({detail})"
 
 
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
+    from local_tools.security.sandbox import sandbox_engine
+    from local_tools.shell.environment import shell_argv
+    from local_tools.shell.tree_kill import cgroup_info
 
     abi = landlock_abi()
     bwrap = shutil.which("bwrap")
@@ -45,6 +52,9 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("state dir", str(tb.state_dir)),
         ("path jail", tb.jail.engine),
         ("search", engine_info()),
+        ("shell", shell_argv("")[0]),
+        ("sandbox", _sandbox(tb, sandbox_engine())),
+        ("process tree", cgroup_info()),
         ("landlock", f"ABI {abi}" if abi else "unavailable"),
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser or "not found"),

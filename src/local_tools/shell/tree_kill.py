@@ -26,7 +26,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["MARKER_VARIABLE", "ProcessTree", "kill_marked"]
+__all__ = ["MARKER_VARIABLE", "ProcessTree", "cgroup_info", "kill_marked", "sweep_cgroups"]
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +169,16 @@ def _cgroup_parent() -> Path | None:
         atexit.register(sweep_cgroups)
         return parent
     return None
+
+
+def cgroup_info() -> str:
+    """How a command's processes are tracked here, for `doctor`."""
+    parent = _cgroup_parent()
+    if parent is not None:
+        return f"cgroup v2 per command (cgroup.kill), under {parent.parent}"
+    if _IS_WINDOWS:
+        return "process tree via psutil (no cgroups on Windows)"
+    return "process group + psutil + environment marker (no writable cgroup v2 here)"
 
 
 def sweep_cgroups() -> None:
