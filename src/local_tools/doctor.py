@@ -36,12 +36,12 @@ def _sandbox(tb: Toolbox, engine: SandboxEngine) -> str:
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
-    from local_tools.security.sandbox import sandbox_engine
+    from local_tools.security.sandbox import bwrap_binaries, sandbox_engine
     from local_tools.shell.environment import shell_argv
     from local_tools.shell.tree_kill import cgroup_info
 
     abi = landlock_abi()
-    bwrap = shutil.which("bwrap")
+    bwrap = ", ".join(bwrap_binaries())
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     return [
         ("local-tools", __version__),
