@@ -543,7 +543,7 @@ class _Walker:
             self.errors.append("a command substitution in a here-document is not closed")
             return
         for inner in found:
-            self._reparse(inner, level, [], (), _CAPTURED, ())
+            self._nested(inner, self.depth, level, [], _CAPTURED, ())
 
     def _assignment(self, node: Node, level: int) -> None:
         """A bare `PATH=...` or `export PATH=...` is a subject: it changes what runs next."""
@@ -659,12 +659,6 @@ class _Walker:
         self.errors.extend(errors)
         for c in commands:
             self._append(_adopt(c, env, wrappers))
-
-    def _reparse(
-        self, script: str, level: int, env: list[str], reds: tuple[Redirect, ...], io: _Io,
-        wrappers: tuple[str, ...],
-    ) -> None:  # fmt: skip
-        self._nested(script, self.depth, level, env, replace(io, redirects=reds), wrappers)
 
     def _emit(
         self,
