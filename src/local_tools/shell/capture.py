@@ -69,6 +69,7 @@ class StreamCapture:
         self._spill_bytes = min(spill_after_bytes or tail_bytes, tail_bytes)
         self._spill_lines = min(spill_after_lines or max_lines, max_lines)
         self._total_lines = 0
+        self._mid_line = False  # memory starts inside a line (its head was dropped)
         self._lock = threading.Lock()
         self._head = bytearray()
         # (absolute offset of the chunk's first byte, chunk, its newline count)
@@ -129,8 +130,9 @@ class StreamCapture:
         with self._lock:
             return self._last(n)
 
-    def read_new(self, limit: int | None = None) -> NewOutput:
-        """Output since the previous call (at most `limit` bytes; the rest waits)."""
+    def read_new(self, limit: int | None = None, max_lines: int | None = None) -> NewOutput:
+        """Output since the previous call, oldest first: at most `limit` bytes and
+        `max_lines` lines; the rest waits for the next call."""
         with self._lock:
             start = self._ring_start()
             skipped = max(0, start - self._cursor)
@@ -141,8 +143,17 @@ class StreamCapture:
                     continue
                 parts.append(chunk[max(0, cursor - offset) :])
             data = b"".join(parts)
+            if skipped and self._mid_line and cursor == start:
+                # Memory was cut inside a line: start at the next whole one.
+                newline = data.find(b"\n")
+                if 0 <= newline < len(data) - 1:
+                    skipped += newline + 1
+                    cursor += newline + 1
+                    data = data[newline + 1 :]
             if limit is not None and len(data) > limit:
                 data = data[:limit]
+            if max_lines is not None and data.count(b"\n") > max_lines:
+                data = data[: _nth_newline(data, max_lines)]
             self._cursor = cursor + len(data)
             return NewOutput(data, skipped, self._total, self.spill_path)
 
@@ -168,29 +179,30 @@ class StreamCapture:
         return b"".join(reversed(parts))
 
     def _trim(self) -> None:
-        while self._ring and (
-            self._ring_bytes > self._tail_limit or self._ring_lines > self._max_lines
-        ):
-            offset, chunk, lines = self._ring[0]
-            excess_bytes = self._ring_bytes - self._tail_limit
-            if len(self._ring) == 1 or (excess_bytes > 0 and excess_bytes < len(chunk)):
-                # Cut inside the oldest chunk rather than dropping it whole.
-                cut = max(excess_bytes, 0)
-                if self._ring_lines > self._max_lines:
-                    cut = max(cut, _nth_newline(chunk, self._ring_lines - self._max_lines))
-                if cut <= 0 or cut >= len(chunk):
-                    self._drop_first()
-                    continue
-                rest = chunk[cut:]
-                dropped_lines = lines - rest.count(b"\n")
-                self._ring[0] = (offset + cut, rest, lines - dropped_lines)
-                self._ring_bytes -= cut
-                self._ring_lines -= dropped_lines
+        while self._ring:
+            over_bytes = self._ring_bytes - self._tail_limit
+            over_lines = self._ring_lines - self._max_lines
+            if over_bytes <= 0 and over_lines <= 0:
                 return
-            self._drop_first()
+            offset, chunk, lines = self._ring[0]
+            cut = max(over_bytes, 0)
+            if over_lines > 0:
+                cut = max(cut, _nth_newline(chunk, over_lines))
+            if cut >= len(chunk):
+                self._drop_first()
+                continue
+            # Cut inside the oldest chunk rather than dropping more than needed.
+            rest = chunk[cut:]
+            self._mid_line = chunk[cut - 1 : cut] != b"\n"
+            dropped_lines = lines - rest.count(b"\n")
+            self._ring[0] = (offset + cut, rest, lines - dropped_lines)
+            self._ring_bytes -= cut
+            self._ring_lines -= dropped_lines
+            return
 
     def _drop_first(self) -> None:
         _, chunk, lines = self._ring.popleft()
+        self._mid_line = not chunk.endswith(b"\n")
         self._ring_bytes -= len(chunk)
         self._ring_lines -= lines
 

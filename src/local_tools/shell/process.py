@@ -61,6 +61,7 @@ class RunningCommand:
         self.exit_code: int | None = None
         self.killed_by: str | None = None  # "timeout", "cancel", "kill", "shutdown"
         self.leftovers_killed = False  # the command left processes that were ended
+        self._pipes_held = False
         self.done = threading.Event()
         self._started = time.perf_counter()
         self.duration_ms: float | None = None
@@ -209,7 +210,8 @@ class RunningCommand:
                 else:
                     left = DRAIN_AFTER_EXIT - (time.monotonic() - exited_at)
                     if left <= 0:
-                        break  # something the shell left behind holds the pipe open
+                        self._pipes_held = True  # by something the shell left behind
+                        break
                     timeout_ms = left * 1000
                 for fd, _ in poller.poll(timeout_ms):
                     if fd == pidfd:
@@ -248,7 +250,7 @@ class RunningCommand:
     def _finish(self) -> None:
         self.exit_code = self.popen.wait()
         self.duration_ms = (time.perf_counter() - self._started) * 1000
-        if self.tree.alive():
+        if self._pipes_held or self.tree.alive():
             # The shell is gone but something it started is not (`cmd &`, a daemon).
             self.leftovers_killed = self.killed_by is None
             self.tree.kill(scan=True)
@@ -288,11 +290,21 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def signal_name(code: int | None) -> str | None:
-    """`SIGKILL` for a Popen return code of -9; None for a normal exit."""
-    if code is None or code >= 0:
+def signal_name(code: int | None, *, killed: bool = False) -> str | None:
+    """`SIGKILL` for a Popen return code of -9; None for a normal exit.
+
+    A wrapper that reports its child's death the shell's way (bwrap: 128 + signal)
+    counts too when we know we `killed` it.
+    """
+    if code is None:
+        return None
+    if code < 0:
+        number = -code
+    elif killed and 128 < code < 128 + 65:
+        number = code - 128
+    else:
         return None
     try:
-        return signal.Signals(-code).name
+        return signal.Signals(number).name
     except ValueError:
-        return f"signal {-code}"
+        return f"signal {number}"
