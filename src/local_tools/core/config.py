@@ -70,6 +70,7 @@ KNOWN_PERMISSIONS = (
     "delete:file",
     "execute:command",
     "network:outbound",
+    "external:file",
 )
 
 _PERMISSION_RE = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+")

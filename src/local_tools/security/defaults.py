@@ -49,6 +49,9 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
     "write:file": {"*": "allow"},
     "delete:file": {"*": "ask"},
     "network:outbound": {"*": "ask"},
+    # A command argument naming a path outside the workspace (exec_cmd): the subject is
+    # the absolute path, so `{ "/opt/data/*" = "allow" }` lets commands read there.
+    "external:file": {"*": "ask"},
     "execute:command": {
         "*": "ask",
         **_READ_ONLY,

@@ -260,12 +260,16 @@ def interactive_advice(cmd: SimpleCommand, *, background: bool) -> str | None:
 
 # --- paths named by a command -------------------------------------------------------------
 
-_SPECIAL = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+# Devices that hold no one's data: reading or writing them is not "outside access".
+_SPECIAL = frozenset(
+    "/dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "
+    "/dev/stdin /dev/stdout /dev/stderr".split()
+)
 _OPTION_VALUE = re.compile(r"-{0,2}[A-Za-z][\w.-]*=(.*)", re.S)
 
 
 def _is_path(text: str) -> bool:
-    if not text or text in _SPECIAL or "://" in text:
+    if not text or text in _SPECIAL or text.startswith("/dev/fd/") or "://" in text:
         return False
     return text[0] in "/~" or ".." in text.split("/")
 
