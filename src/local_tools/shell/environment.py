@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
+from functools import lru_cache
 
 from local_tools.core.errors import InvalidInput
 
@@ -95,7 +96,7 @@ def shell_argv(
     *,
     platform: str = sys.platform,
     environ: Mapping[str, str] | None = None,
-    which: object = shutil.which,
+    which: object = None,
     prefer: str | None = None,
 ) -> list[str]:
     """The argv that runs `command` through the platform shell.
@@ -104,7 +105,7 @@ def shell_argv(
     or PowerShell when `prefer="powershell"` (then pwsh before Windows PowerShell).
     """
     environ = os.environ if environ is None else environ
-    find = which if callable(which) else shutil.which
+    find = which if callable(which) else _which
     if platform == "win32":
         if prefer == "powershell":
             exe = find("pwsh") or find("powershell") or "powershell.exe"
@@ -113,6 +114,16 @@ def shell_argv(
         return [comspec, "/D", "/S", "/C", command]
     bash = find("bash")
     return [bash, "-c", command] if bash else ["/bin/sh", "-c", command]
+
+
+@lru_cache(maxsize=32)
+def _cached_which(name: str, path: str | None) -> str | None:
+    return shutil.which(name, path=path)
+
+
+def _which(name: str) -> str | None:
+    # Looked up for every command; PATH rarely changes, so the answer is kept per PATH.
+    return _cached_which(name, os.environ.get("PATH"))
 
 
 def decode_output(data: bytes, *, platform: str = sys.platform, codepage: int | None = None) -> str:

@@ -250,7 +250,7 @@ class RunningCommand:
     def _finish(self) -> None:
         self.exit_code = self.popen.wait()
         self.duration_ms = (time.perf_counter() - self._started) * 1000
-        if self._pipes_held or self.tree.alive():
+        if self._pipes_held or not self.tree.ended_whole():
             # The shell is gone but something it started is not (`cmd &`, a daemon).
             self.leftovers_killed = self.killed_by is None
             self.tree.kill(scan=True)

@@ -100,15 +100,24 @@ class ProcessTree:
         if scan or self.cgroup is None:
             kill_marked(self.marker)
 
-    def release(self) -> None:
-        """Remove the cgroup once it is empty (it cannot be removed before)."""
+    def release(self) -> bool:
+        """Remove the cgroup if it is empty; False while something is still in it."""
         if self.cgroup is None:
-            return
+            return True
         try:
             self.cgroup.rmdir()
         except OSError:
-            return  # still populated: kill() first; the parent is swept at exit
+            return False  # still populated (EBUSY): kill() first; swept at exit anyway
         self.cgroup = None
+        return True
+
+    def ended_whole(self) -> bool:
+        """After the command's first process exited: nothing else of it is left.
+
+        With a cgroup, removing it is the test (it fails while populated), so the
+        common case costs one rmdir and no read.
+        """
+        return self.release() if self.cgroup is not None else not self.alive()
 
 
 def kill_marked(marker: str) -> int:

@@ -10,6 +10,7 @@ __all__ = ["builtin_tools"]
 def builtin_tools() -> list[Tool]:
     from local_tools.tools.apply_patch import apply_patch
     from local_tools.tools.edit import edit
+    from local_tools.tools.exec_cmd import exec_cmd
     from local_tools.tools.file_copy import file_copy
     from local_tools.tools.file_delete import file_delete
     from local_tools.tools.file_move import file_move
@@ -19,6 +20,10 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.multi_edit import multi_edit
+    from local_tools.tools.process_input import process_input
+    from local_tools.tools.process_kill import process_kill
+    from local_tools.tools.process_list import process_list
+    from local_tools.tools.process_output import process_output
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
     from local_tools.tools.write_file import write_file
@@ -37,5 +42,10 @@ def builtin_tools() -> list[Tool]:
         file_copy,
         glob,
         grep,
+        exec_cmd,
+        process_output,
+        process_input,
+        process_kill,
+        process_list,
         invalid,
     ]

@@ -1,0 +1,130 @@
+"""What the shell tools share: the toolbox's process manager and the output they show."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from local_tools.core.context import ToolContext
+from local_tools.shell.capture import StreamCapture
+from local_tools.shell.environment import decode_output
+from local_tools.shell.manager import ManagedProcess, ProcessManager
+from local_tools.shell.process import signal_name
+
+__all__ = [
+    "new_output",
+    "output_preview",
+    "process_manager",
+    "process_state",
+    "render_process",
+    "render_streams",
+]
+
+
+def process_manager(ctx: ToolContext) -> ProcessManager:
+    return ctx.resource(
+        "shell.processes",
+        lambda: ProcessManager(ctx.spill_dir, max_live=ctx.limits.max_processes),
+    )
+
+
+def output_preview(capture: StreamCapture, ctx: ToolContext) -> tuple[str, bool]:
+    """The stream as a model should see it: whole, or its head and tail with a pointer to
+    the saved whole. Sized to pass the output limits, so the runner does not cut it again."""
+    limits = ctx.limits
+    max_bytes, max_lines = limits.max_output_bytes, limits.max_output_lines
+    # The end of a command's output (the error, the summary) matters most.
+    head_bytes, tail_bytes = max_bytes // 4, max_bytes // 2
+    p = capture.preview(head_bytes, tail_bytes)
+    if not p.tail and not p.omitted_bytes:
+        text = decode_output(p.head)
+        if text.count("\n") <= max_lines:
+            return text, False
+        head_text, tail_text = text, text
+    else:
+        head_text, tail_text = decode_output(p.head), decode_output(p.tail)
+    head_lines = head_text.splitlines(keepends=True)[: max_lines // 4]
+    tail_lines = tail_text.splitlines(keepends=True)
+    if p.omitted_bytes or len(tail_lines) > 1:
+        tail_lines = tail_lines[1:]  # the first may start mid-line
+    tail_lines = tail_lines[-(max_lines // 2) :]
+    head, tail = "".join(head_lines), "".join(tail_lines)
+    if not head.endswith("\n"):
+        head += "\n"
+    total = capture.total_bytes
+    if capture.spill_path is not None and capture.spill_error is None:
+        where = (
+            f"the whole output ({total} bytes, {capture.total_lines} lines) is saved in "
+            f"{capture.spill_path}: page through it with read_file (offset/limit) or grep it"
+        )
+    else:
+        reason = f" ({capture.spill_error})" if capture.spill_error else ""
+        where = f"{total} bytes in all; the middle was not saved{reason}"
+    return f"{head}... [output cut: {where}] ...\n{tail}", True
+
+
+def process_state(proc: ManagedProcess) -> dict[str, Any]:
+    cmd = proc.command
+    state: dict[str, Any] = {
+        "process_id": proc.process_id,
+        "command": cmd.command,
+        "status": "running" if cmd.running else "exited",
+        "exit_code": cmd.exit_code,
+        "pid": cmd.pid,
+        "started_at": _iso(cmd.started_at),
+    }
+    if cmd.ended_at is not None:
+        state["ended_at"] = _iso(cmd.ended_at)
+    sig = signal_name(cmd.exit_code, killed=cmd.killed_by is not None)
+    if sig is not None:
+        state["signal"] = sig
+    if cmd.killed_by is not None:
+        state["killed_by"] = cmd.killed_by
+    return state
+
+
+def new_output(proc: ManagedProcess, ctx: ToolContext) -> dict[str, Any]:
+    """stdout and stderr printed since the last read, within the output limit."""
+    out: dict[str, Any] = {}
+    budget = ctx.limits.max_output_bytes // 2
+    lines = ctx.limits.max_output_lines // 2
+    notes: list[str] = []
+    for key, capture in (("stdout", proc.command.stdout), ("stderr", proc.command.stderr)):
+        new = capture.read_new(budget, lines)
+        out[key] = decode_output(new.data)
+        if new.skipped_bytes:
+            where = f"; all of it is in {new.spill_path}" if new.spill_path else ""
+            notes.append(f"{new.skipped_bytes} bytes of {key} were dropped from memory{where}")
+        left = capture.unread_bytes()
+        if left:
+            notes.append(f"{left} more bytes of {key} wait: call process_output again")
+    if notes:
+        out["note"] = "; ".join(notes)
+    return out
+
+
+def render_process(output: dict[str, Any]) -> str:
+    text = render_streams(output)
+    if output["status"] == "running":
+        status = f"{output['process_id']} is running"
+    else:
+        status = f"{output['process_id']} exited with code {output['exit_code']}"
+        if output.get("signal"):
+            status += f" ({output['signal']})"
+    notes = "".join(f"\n[{output[k]}]" for k in ("note", "message") if output.get(k))
+    return f"{text}[{status}]{notes}"
+
+
+def render_streams(output: dict[str, Any]) -> str:
+    """stdout, then stderr under its own heading, then the exit status: as a person reads it."""
+    parts: list[str] = []
+    stdout, stderr = output.get("stdout") or "", output.get("stderr") or ""
+    if stdout:
+        parts.append(stdout if stdout.endswith("\n") else stdout + "\n")
+    if stderr:
+        parts.append("[stderr]\n" + (stderr if stderr.endswith("\n") else stderr + "\n"))
+    return "".join(parts)
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")

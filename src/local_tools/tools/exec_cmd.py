@@ -1,0 +1,274 @@
+"""exec_cmd: run a shell command in the workspace, bounded in time, output and reach."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field
+
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
+from local_tools.core.tool import Args, Hints, tool
+from local_tools.security.sandbox import sandbox_argv, sandbox_engine
+from local_tools.shell.analysis import analyze, outside_paths
+from local_tools.shell.environment import (
+    build_environment,
+    check_variables,
+    decode_output,
+    shell_argv,
+)
+from local_tools.shell.git_safety import git_environment, repository_runs_code
+from local_tools.shell.manager import ManagedProcess
+from local_tools.tools._shell import output_preview, process_manager, process_state, render_streams
+
+MAX_TIMEOUT = 600.0
+# MCP clients cut a call off at about 60 s whatever the tool's own timeout: past this,
+# a command still running is handed back as a background process to poll.
+REMOTE_YIELD_AFTER = 30.0
+_REMOTE_TRANSPORTS = ("mcp", "http")
+
+
+class ExecArgs(Args):
+    command: str = Field(
+        validation_alias=AliasChoices("command", "cmd"),
+        description="The shell command line (bash on Linux/macOS, cmd.exe on Windows).",
+    )
+    cwd: str = Field(".", description="Working directory, inside the workspace.")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description="Seconds before the command's whole process tree is killed "
+        "(default: [limits] exec_timeout, 60; at most 600).",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment variables for this command."
+    )
+    background: bool = Field(
+        False,
+        description="Start and return a process_id at once; read its output with "
+        "process_output, write to it with process_input, end it with process_kill.",
+    )
+    yield_after: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description="Seconds after which a command still running is handed back as a "
+        "background process with its output so far (default 30 over MCP and HTTP).",
+    )
+    description: str | None = Field(
+        None, description="What the command does, in a few words, for the person approving it."
+    )
+
+
+DESCRIPTION = """Run a shell command in the workspace; returns stdout, stderr and exit_code.
+
+A non-zero exit code is a result, not an error: read stderr. Stdin is closed and the
+environment is non-interactive (CI=true, PAGER=cat, TERM=dumb). Programs that need a
+terminal (vim, less, top, a bare REPL, git commit without -m) are refused with advice.
+Long output shows its head and tail; the whole is saved to a file to read_file or grep.
+After `timeout` s (default 60, max 600) the process tree is killed: TIMEOUT with the
+output so far. Processes a command leaves behind (`cmd &`) end with it: run servers and
+watchers with background=true, then process_output / process_input / process_kill.
+Each simple command (pipeline part, `&&` item, `$(...)`) is approved on its own;
+read-only ones (ls, cat, rg, git status/log/diff) run without asking. On Linux commands
+are sandboxed by default: writes only in the workspace and a private /tmp, no network."""
+
+
+def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
+    return list(analyze(args.command, background=args.background).subjects)
+
+
+def _render(output: dict[str, Any]) -> str:
+    if output.get("status") == "running":
+        text = render_streams(output)
+        return f"{text}[{output.get('message', '')}]"
+    text = render_streams(output) or "(no output)\n"
+    tail = f"exit code {output['exit_code']}"
+    if output.get("signal"):
+        tail += f" ({output['signal']})"
+    tail += f" · {output['duration_ms']:.0f} ms"
+    notes = [n for n in (output.get("note"), output.get("sandbox_note")) if n]
+    return text + f"[{tail}]" + "".join(f"\n[{n}]" for n in notes)
+
+
+@tool(
+    "exec_cmd",
+    args=ExecArgs,
+    description=DESCRIPTION,
+    permission="execute:command",
+    aliases=("ExecuteCommand", "bash", "run_command", "shell"),
+    hints=Hints(destructive=True, open_world=True),
+    toolset="shell",
+    subjects=_subjects,
+    render=_render,
+    # The command's own timeout (at most 600 s) is enforced inside; this is the backstop.
+    timeout=MAX_TIMEOUT + 30,
+)
+async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
+    analysis = analyze(args.command, background=args.background)
+    check_variables(args.env)
+    cwd = _working_dir(ctx, args.cwd)
+    roots = [root for root, _ in ctx.jail.roots]
+    outside = outside_paths(analysis, cwd, roots)
+    if outside:
+        await ctx.authorize("external:file", outside, summary=args.command)
+    git = "git" in analysis.programs
+    if git:
+        risk = repository_runs_code(cwd)
+        if risk is not None:
+            # Config no environment can override: only a rule for every command allows it.
+            subject = f"(git in a repository whose config runs commands: {risk}) {args.command}"
+            await ctx.authorize("execute:command", [subject], summary=args.command)
+    argv, env, sandboxed, sandbox_note = _prepare(ctx, args, cwd, git="git" in analysis.programs)
+    manager = process_manager(ctx)
+    proc = manager.start(
+        args.command, argv, owner=ctx.user_id, cwd=cwd, env=env,
+        background=args.background, stdin=args.background,
+        # A sandboxed command has a PID namespace; others are held until in their cgroup.
+        hold=not sandboxed and os.name == "posix",
+        spill_after=(ctx.limits.max_output_bytes, ctx.limits.max_output_lines),
+    )  # fmt: skip
+    if args.background:
+        return {**process_state(proc), "sandbox": sandbox_note or "on",
+                "message": f"Started in the background as {proc.process_id}; read its output "
+                "with process_output, end it with process_kill."}  # fmt: skip
+    timeout = args.timeout if args.timeout is not None else ctx.limits.exec_timeout
+    yield_after = args.yield_after
+    if yield_after is None and ctx.transport in _REMOTE_TRANSPORTS:
+        yield_after = REMOTE_YIELD_AFTER
+    try:
+        if yield_after is not None and yield_after < timeout:
+            if not await proc.command.wait_async(yield_after):
+                return _yielded(proc, ctx, timeout - yield_after)
+        elif not await proc.command.wait_async(timeout):
+            proc.command.kill("timeout")
+            await proc.command.wait_async(5.0)
+            raise _timed_out(proc, ctx, timeout)
+    except asyncio.CancelledError:
+        proc.command.kill("cancel")
+        manager.discard(proc.process_id)
+        raise
+    manager.discard(proc.process_id)
+    return _result(proc, ctx, sandbox_note)
+
+
+def _working_dir(ctx: ToolContext, cwd: str) -> Path:
+    path = ctx.jail.resolve(cwd)
+    if not path.exists():
+        raise NotFound(f"cwd {cwd!r} does not exist; give a folder in the workspace.")
+    if not path.is_dir():
+        raise InvalidInput(f"cwd {cwd!r} is not a directory; give a folder in the workspace.")
+    return path
+
+
+def _prepare(
+    ctx: ToolContext, args: ExecArgs, cwd: Path, *, git: bool
+) -> tuple[list[str], dict[str, str], bool, str | None]:
+    """The argv (sandboxed when configured), its environment, whether it is sandboxed,
+    and a note when the config asks for a sandbox this machine cannot give."""
+    tmp = _private_tmp(ctx)
+    # The allow-list of host variables holds no GIT_* (scrub_git_variables is for
+    # callers that start from the whole environment).
+    env = build_environment(args.env)
+    if git:
+        env.update(git_environment(cwd))
+    argv = shell_argv(args.command)
+    mode = ctx.config.sandbox.mode
+    note: str | None = None
+    sandboxed = False
+    if mode != "off":
+        engine = sandbox_engine()
+        if engine.name == "off":
+            note = f"sandbox off: {engine.detail}"
+        else:
+            env["TMPDIR"] = "/tmp"
+            writable = [root for root, can_write in ctx.jail.roots if can_write]
+            argv = sandbox_argv(
+                argv, mode=mode, network=ctx.config.sandbox.network, cwd=cwd,
+                writable=writable, tmp_dir=tmp,
+            )  # fmt: skip
+            sandboxed = True
+    if "TMPDIR" not in env:
+        env["TMPDIR"] = str(tmp)
+    return argv, env, sandboxed, note
+
+
+def _private_tmp(ctx: ToolContext) -> Path:
+    """One private temp dir per toolbox, outside the workspace, removed with it."""
+    holder = ctx.resource("shell.tmp", lambda: _TempDir(ctx.state_dir))
+    return holder.path
+
+
+class _TempDir:
+    def __init__(self, base: Path) -> None:
+        base.mkdir(parents=True, exist_ok=True)
+        self._dir = tempfile.TemporaryDirectory(prefix="shell-tmp-", dir=base)
+        self.path = Path(self._dir.name)
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+
+def _result(proc: ManagedProcess, ctx: ToolContext, sandbox_note: str | None) -> dict[str, Any]:
+    cmd = proc.command
+    stdout, cut_out = output_preview(cmd.stdout, ctx)
+    stderr, cut_err = output_preview(cmd.stderr, ctx)
+    out: dict[str, Any] = {
+        "stdout": stdout,
+        "stderr": stderr,
+        "exit_code": cmd.exit_code,
+        "duration_ms": round(cmd.duration_ms or 0.0, 3),
+        "truncated": cut_out or cut_err,
+    }
+    state = process_state(proc)
+    if "signal" in state:
+        out["signal"] = state["signal"]
+    for key, capture in (("stdout_path", cmd.stdout), ("stderr_path", cmd.stderr)):
+        if capture.spill_path is not None:
+            out[key] = str(capture.spill_path)
+    if cmd.leftovers_killed:
+        out["note"] = (
+            "processes the command left running were stopped when it ended; "
+            "start long-running work with background=true"
+        )
+    if sandbox_note:
+        out["sandbox_note"] = sandbox_note
+    return out
+
+
+def _yielded(proc: ManagedProcess, ctx: ToolContext, remaining: float) -> dict[str, Any]:
+    proc.background = True
+    # It was started with a timeout: keep it, so a yielded command cannot run forever.
+    timer = threading.Timer(remaining, proc.command.kill, args=("timeout",))
+    timer.daemon = True
+    timer.start()
+    stdout = proc.command.stdout.read_new(ctx.limits.max_output_bytes)
+    stderr = proc.command.stderr.read_new(ctx.limits.max_output_bytes)
+    return {
+        **process_state(proc),
+        "stdout": decode_output(stdout.data),
+        "stderr": decode_output(stderr.data),
+        "message": f"Still running after the wait; it goes on as background process "
+        f"{proc.process_id} (killed at its timeout in {remaining:.0f} s). Poll it with "
+        f"process_output process_id={proc.process_id} block=true.",
+    }
+
+
+def _timed_out(proc: ManagedProcess, ctx: ToolContext, timeout: float) -> ToolError:
+    stdout, _ = output_preview(proc.command.stdout, ctx)
+    stderr, _ = output_preview(proc.command.stderr, ctx)
+    last = (stderr or stdout)[-2000:]
+    shown = f" Last output:\n{last}" if last.strip() else " It printed nothing."
+    return ToolError(
+        f"The command did not finish within {timeout:g} s; its whole process tree was "
+        f"killed.{shown}\nRaise timeout (at most 600), or run it with background=true and "
+        "poll it with process_output.",
+        code=ErrorCode.TIMEOUT,
+        details={"stdout": stdout, "stderr": stderr, "timeout": timeout},
+    )
