@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["diagnose", "landlock_abi"]
 
+
 def landlock_abi() -> int | None:
     """The kernel's Landlock ABI version, or None where Landlock is unavailable."""
     if not sys.platform.startswith("linux"):
@@ -26,7 +27,7 @@ def _sandbox(tb: Toolbox, engine: SandboxEngine) -> str:
     mode = tb.config.sandbox.mode
     name, detail = engine.name, engine.detail
     if mode == "off":
-        return f"off by config ([sandbox] mode = \"off\"); available: {name} ({detail})"
+        return f'off by config ([sandbox] mode = "off"); available: {name} ({detail})'
     if name == "off":
         return f"OFF: {detail} — commands run unconfined although mode = {mode!r}"
     network = "network allowed" if tb.config.sandbox.network else "no network"
