@@ -284,12 +284,13 @@ class Policy:
         layers = list(self._layers)
         if user_id in self._users:
             layers.append((user_id, self._users[user_id], self._origin))
+        named = "path" if permission.endswith(":file") else "command"
         protected = [
             (
                 norm(pattern),
                 action,
                 f"built-in protection {_q(permission)} = {_table({pattern: action})} "
-                "(a broad rule does not lift it; a rule naming the path does)",
+                f"(a broad rule does not lift it; a rule naming the {named} does)",
             )
             for pattern, action in self._protected.get(permission, {}).items()
         ]
