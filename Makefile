@@ -16,6 +16,7 @@ run: $(BIN)/.installed
 	$(BIN)/local-tools doctor
 	$(BIN)/local-tools list
 	$(BIN)/local-tools call read_file path=README.md limit=12 --text
+	$(BIN)/local-tools call exec_cmd command='ls && git log --oneline -3' --text
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks
@@ -29,6 +30,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/files.py
 	$(BIN)/python benchmarks/corpus.py
 	$(BIN)/python benchmarks/search.py
+	$(BIN)/python benchmarks/exec.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
