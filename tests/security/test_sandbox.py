@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(
 
 MODES = ["workspace-write", "read-only"]
 REFUSED = {"EROFS", "EACCES"}
-NO_NS = "landlock without namespaces has no private /tmp, PID or network namespace"
+NO_NS = "landlock without namespaces has no PID or network namespace"
 
 # Run inside the sandbox: each argument is an operation, fields split by newlines;
 # prints "ok" or the errno's name, one line each.
@@ -108,11 +108,8 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def tree() -> Iterator[Path]:
-    """A workspace, a file outside it, a fake HOME and the temp dir, outside /tmp:
-    the private /tmp hides the host's, so a tree there would only be "not found"."""
-    if not os.path.isdir("/var/tmp") or not os.access("/var/tmp", os.W_OK):
-        pytest.skip("needs /var/tmp: a tree under /tmp is hidden by the private /tmp")
-    base = Path(os.path.realpath(tempfile.mkdtemp(prefix="lt-sandbox-", dir="/var/tmp")))
+    """A workspace, a file outside it, a fake HOME and the temp dir."""
+    base = Path(os.path.realpath(tempfile.mkdtemp(prefix="lt-sandbox-")))
     try:
         (base / "ws").mkdir()
         (base / "outside").mkdir()
@@ -273,15 +270,28 @@ def test_no_ns_blocks_tcp(no_ns: SandboxEngine, tree: Path) -> None:
     assert result == "EACCES"
 
 
-def test_private_tmp(sandbox: SandboxEngine, mode: str, tree: Path) -> None:
-    if sandbox.options == ("--no-ns",):
-        pytest.skip(NO_NS)
+def test_tmp_dir_is_tmpdir_and_host_tmp_is_read_only(
+    sandbox: SandboxEngine, mode: str, tree: Path
+) -> None:
     name = f"lt-sandbox-{uuid.uuid4().hex}"
-    r = run(sandbox, mode, f'echo x > /tmp/{name} && echo "$TMPDIR"', tree)
+    r = run(sandbox, mode, f'echo x > "$TMPDIR/{name}" && echo "$TMPDIR"', tree)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "/tmp\n"
-    assert not Path("/tmp", name).exists()
+    assert r.stdout == f"{tree / 'tmp'}\n"
     assert (tree / "tmp" / name).read_text() == "x\n"
+    [result] = ops(sandbox, mode, tree, f"write\n/tmp/{name}")
+    assert result in REFUSED
+    assert not Path("/tmp", name).exists()
+
+
+def test_programs_under_host_tmp_still_run(
+    sandbox: SandboxEngine, mode: str, tree: Path, tmp_path: Path
+) -> None:
+    """A virtualenv or tool installed under /tmp (a CI checkout) must stay usable."""
+    script = Path(os.path.realpath(tmp_path)) / "tool.sh"
+    script.write_text("#!/bin/sh\necho from-tmp\n")
+    script.chmod(0o755)
+    r = run(sandbox, mode, str(script), tree)
+    assert (r.returncode, r.stdout) == (0, "from-tmp\n"), r.stderr
 
 
 def test_no_ns_tmp_dir_writable_host_tmp_not(no_ns: SandboxEngine, tree: Path) -> None:
@@ -291,12 +301,11 @@ def test_no_ns_tmp_dir_writable_host_tmp_not(no_ns: SandboxEngine, tree: Path) -
     assert not Path("/tmp", name).exists()
 
 
-def test_workspace_under_tmp_is_bound_back(
+def test_workspace_and_cwd_under_tmp(
     sandbox: SandboxEngine, mode: str, tree: Path, tmp_path: Path
 ) -> None:
-    """The private /tmp hides the host's; a workspace and cwd under it stay visible,
-    and a cwd that is no writable root stays read-only (a bind beneath the temp dir
-    must not inherit its write right)."""
+    """A workspace under /tmp is writable (workspace-write), and a cwd under /tmp that
+    is no writable root stays visible and read-only."""
     ws, cwd = Path(os.path.realpath(tmp_path)) / "ws", Path(os.path.realpath(tmp_path)) / "cwd"
     ws.mkdir()
     cwd.mkdir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -74,10 +75,16 @@ def test_workspace_write(make_toolbox: Any, workspace: Path, outside: Path) -> N
     assert not outside.exists()
     assert out["exit_code"] != 0
     assert out["stderr"]
-    # The private /tmp works and is not the real one.
-    out = ok(tb.run("exec_cmd", {"command": "echo t > /tmp/lt-probe && cat /tmp/lt-probe"}))
+    # Scratch space is TMPDIR, private to this toolbox; the host's /tmp is read-only.
+    out = ok(tb.run("exec_cmd", {"command": 'echo t > "$TMPDIR/p" && cat "$TMPDIR/p"'}))
     assert out["stdout"] == "t\n"
-    assert not Path("/tmp/lt-probe").exists()
+    out = ok(tb.run("exec_cmd", {"command": "mktemp"}))
+    assert out["exit_code"] == 0, out["stderr"]
+    assert not out["stdout"].startswith("/tmp/tmp.")
+    probe = Path("/tmp") / f"lt-probe-{os.getpid()}"
+    out = ok(tb.run("exec_cmd", {"command": f"echo x > {probe}"}))
+    assert out["exit_code"] != 0
+    assert not probe.exists()
 
 
 def test_symlink_out_of_the_workspace_is_not_writable(

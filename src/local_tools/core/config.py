@@ -422,7 +422,7 @@ writable_roots = []           # more allowed roots, writable
 # "execute:command" = "deny"
 
 [sandbox]                     # how exec_cmd confines commands (bubblewrap or Landlock)
-mode = "workspace-write"      # off | read-only | workspace-write (roots + a private /tmp)
+mode = "workspace-write"      # off | read-only | workspace-write (roots + $TMPDIR)
 network = false               # may sandboxed commands use the network
 
 [network]

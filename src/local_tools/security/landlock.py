@@ -4,22 +4,22 @@ Run as a script in a fresh interpreter, stdlib only, so nothing of ours runs bet
 fork and exec in the (threaded) agent process::
 
     python -I -S landlock.py [--no-ns] [--net] --tmp DIR --cwd DIR
-                             [--write PATH]... [--see PATH]... -- ARGV...
+                             [--write PATH]... -- ARGV...
 
 With namespaces (the default) it enters a new user, mount and PID namespace (and a
 network namespace unless ``--net``: only a loopback that is down, so every TCP connect
-and UDP send fails), mounts DIR on /tmp (the ``--write``/``--see`` paths that /tmp
-then hides are bound back at their place) and a fresh tmpfs on /dev/shm, forks the
+and UDP send fails), mounts a fresh tmpfs on /dev/shm, forks the
 command as PID 1 of the namespace (so when this helper dies, by any signal, the
 kernel ends every process inside, ``setsid`` ones too) and waits for it. Then the
 command is restricted by Landlock: read and execute everywhere, write only beneath
-the ``--write`` paths, the temp dir and a few devices (/dev/null...); no new
+the ``--write`` paths, the temp dir DIR (TMPDIR; the host's /tmp stays readable,
+not writable) and a few devices (/dev/null...); no new
 privileges; no capabilities; signals to processes outside and (without ``--net``)
 abstract Unix sockets are scoped out at ABI >= 6; TCP bind/connect are refused by
 Landlock too at ABI >= 4 without ``--net``.
 
 ``--no-ns`` (no user namespaces on this machine): Landlock only, the command is
-exec'd in place; there is no private /tmp (TMPDIR is the temp dir), no PID namespace,
+exec'd in place; no PID namespace,
 and without ``--net`` only TCP is blocked, and only at ABI >= 4.
 
 Exits 125 when the sandbox cannot be set up (it never runs the command unconfined),
@@ -99,7 +99,7 @@ def _fail(message: str) -> NoReturn:
 
 def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
     """Options with values, flags, and the command after ``--``."""
-    values: dict[str, list[str]] = {"--tmp": [], "--cwd": [], "--write": [], "--see": []}
+    values: dict[str, list[str]] = {"--tmp": [], "--cwd": [], "--write": []}
     flags: set[str] = set()
     i = 0
     while i < len(args) and args[i] != "--":
@@ -113,7 +113,7 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
             _fail(f"bad helper argument {args[i]!r}")
     command = args[i + 1 :]
     if not command or len(values["--tmp"]) != 1 or len(values["--cwd"]) != 1:
-        _fail("usage: landlock.py --tmp DIR --cwd DIR [--write P]... [--see P]... -- ARGV")
+        _fail("usage: landlock.py --tmp DIR --cwd DIR [--write P]... -- ARGV")
     return values, flags, command
 
 
@@ -122,10 +122,6 @@ def _open_path(path: str) -> int | None:
         return os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
         return None  # a missing writable root grants nothing
-
-
-def _under_tmp(path: str) -> bool:
-    return path == "/tmp" or path.startswith("/tmp/")
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
@@ -148,27 +144,6 @@ def _enter_namespaces(net: bool) -> None:
     ):
         with open(f"/proc/self/{name}", "w") as f:
             f.write(text)
-
-
-def _private_tmp(tmp_fd: int, write: list[tuple[str, int]], see: list[tuple[str, int]]) -> None:
-    """Mount the temp dir on /tmp; bind back the paths under /tmp it hides.
-
-    A path bound back beneath /tmp inherits the temp dir's Landlock write right (rules
-    follow the path walk), so the ones to be seen only are bound read-only.
-    """
-    _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount reaches the host
-    _mount(f"/proc/self/fd/{tmp_fd}", "/tmp", None, _MS_BIND | _MS_REC)
-    shown = {p: (fd, False) for p, fd in see} | {p: (fd, True) for p, fd in write}
-    for path in sorted(shown, key=lambda p: p.rstrip("/").count("/")):
-        fd, writable = shown[path]
-        if not _under_tmp(path):
-            continue
-        os.makedirs(path, exist_ok=True)  # inside the temp dir, now /tmp
-        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
-        if not writable:
-            # Remounting must keep the flags a user namespace cannot clear.
-            kept = os.statvfs(path).f_flag & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-            _mount(None, path, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | kept)
 
 
 def _private_shm() -> int | None:
@@ -256,15 +231,14 @@ def main(args: list[str]) -> NoReturn:
         tmp_fd = os.open(tmp, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
         root_fd = os.open("/", os.O_PATH | os.O_CLOEXEC)
         write_fds = [(p, fd) for p in values["--write"] if (fd := _open_path(p)) is not None]
-        see_fds = [(p, fd) for p in values["--see"] if (fd := _open_path(p)) is not None]
+        os.environ["TMPDIR"] = tmp
         if not use_ns:
-            os.environ["TMPDIR"] = tmp
             devices = [fd for d in _DEVICES if (fd := _open_path(d)) is not None]
             _restrict(abi, net, [root_fd], [tmp_fd, *(fd for _, fd in write_fds), *devices])
             _drop_capabilities()
             os.chdir(cwd)
             _exec(command)
-        _private_tmp(tmp_fd, write_fds, see_fds)
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount reaches the host
         shm = _private_shm()
         # The child watches this pipe: EOF means the helper is already gone.
         read_end, alive = os.pipe()
@@ -286,7 +260,6 @@ def main(args: list[str]) -> NoReturn:
         writable = [tmp_fd, *(fd for _, fd in write_fds), *devices]
         _restrict(abi, net, [root_fd], writable + ([shm] if shm is not None else []))
         _drop_capabilities()
-        os.environ["TMPDIR"] = "/tmp"
         os.chdir(cwd)
     except OSError as e:
         _fail(f"cannot set up the sandbox: {e}")

@@ -4,14 +4,15 @@ The caller spawns ``sandbox_argv([shell, "-c", COMMAND], ...)`` instead of the b
 argv (its own env, cwd, pipes, new session). Modes:
 
 - ``workspace-write``: reads everywhere; writes only beneath ``writable`` and the
-  private temp dir, which is mounted on /tmp (TMPDIR=/tmp inside); no network unless
+  private temp dir (TMPDIR inside); no network unless
   ``network=True``.
 - ``read-only``: no write anywhere on the real file system, the workspace included;
-  only a private, throwaway /tmp (the caller's temp dir) takes writes.
+  only the private temp dir (TMPDIR) takes writes.
 - ``off``: argv unchanged.
 
-/tmp inside is the temp dir: the host's /tmp is hidden, except the workspace roots
-and cwd when they lie under it, which are bound back at their place. A hard link to
+The host's /tmp stays visible and read-only like the rest of the file system (a tool
+or virtualenv installed there must keep working); commands that need scratch space
+get TMPDIR, which mktemp, Python's tempfile and most tools honour. A hard link to
 an outside file cannot be made from inside; one made earlier, from outside, is a file
 of the workspace like any other.
 
@@ -175,8 +176,7 @@ def probe_landlock() -> SandboxEngine:
     net = "TCP only" if abi >= 4 else "nothing"
     partial = SandboxEngine(
         "landlock",
-        f"{base}; no namespaces ({why}): the host's /tmp, no PID namespace, "
-        f"network=false blocks {net}",
+        f"{base}; no namespaces ({why}): no PID namespace, network=false blocks {net}",
         sys.executable,
         ("--no-ns",),
     )
@@ -195,7 +195,7 @@ def sandbox_argv(
 ) -> list[str]:
     """The argv to spawn instead of `argv` (unchanged with mode off or no engine).
 
-    `tmp_dir` exists (the caller makes it) and becomes /tmp inside; `cwd` is where
+    `tmp_dir` exists (the caller makes it) and is TMPDIR inside; `cwd` is where
     the command starts; `engine` defaults to `sandbox_engine()`.
     """
     if mode not in MODES:
@@ -213,10 +213,6 @@ def sandbox_argv(
     return _landlock_argv(engine, argv, mode, network, here, roots, tmp)
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def _bwrap_argv(
     engine: SandboxEngine,
     argv: Sequence[str],
@@ -226,22 +222,17 @@ def _bwrap_argv(
     roots: list[str],
     tmp: str,
 ) -> list[str]:
-    write = mode == "workspace-write"
-    binds = [("--bind", tmp, "/tmp")]
-    for root in roots:
-        if write:
-            binds.append(("--bind-try", root, root))  # a missing writable root is skipped
-        elif _under(root, "/tmp"):
-            binds.append(("--ro-bind-try", root, root))  # seen again past the private /tmp
-    if _under(cwd, "/tmp") and not (write and any(_under(cwd, r) for r in roots)):
-        binds.append(("--ro-bind", cwd, cwd))
+    binds = [("--bind", tmp, tmp)]
+    if mode == "workspace-write":
+        # A missing writable root is skipped.
+        binds += [("--bind-try", root, root) for root in roots]
     # Parents before children, so a nested bind is not covered by its parent's.
     binds.sort(key=lambda b: b[2].rstrip("/").count("/"))
     out = [engine.binary, *engine.options, "--die-with-parent", "--new-session"]
     out += ["--unshare-pid", *([] if network else ["--unshare-net"]), "--ro-bind", "/", "/"]
     for op, src, dst in binds:
         out += [op, src, dst]
-    out += ["--dev", "/dev", "--proc", "/proc", "--setenv", "TMPDIR", "/tmp"]
+    out += ["--dev", "/dev", "--proc", "/proc", "--setenv", "TMPDIR", tmp]
     return [*out, "--chdir", cwd, "--", *argv]
 
 
@@ -255,17 +246,16 @@ def _landlock_argv(
     tmp: str,
 ) -> list[str]:
     out = [engine.binary, "-I", "-S", _HELPER, *engine.options, "--tmp", tmp, "--cwd", cwd]
-    for root in roots:
-        out += ["--write" if mode == "workspace-write" else "--see", root]
-    if not any(_under(cwd, r) for r in roots):
-        out += ["--see", cwd]  # bound back when under /tmp
+    if mode == "workspace-write":
+        for root in roots:
+            out += ["--write", root]
     if network:
         out.append("--net")
     return [*out, "--", *argv]
 
 
 # Run inside the sandbox by the probe: $1 writable, $2 must be refused, $3 "full" when
-# the engine should give a private /tmp and no network.
+# the engine should isolate the network; TMPDIR must take writes.
 _PROBE_SCRIPT = r"""
 : > "$1/ok" || exit 3
 [ -d "$2" ] || exit 5
@@ -273,8 +263,8 @@ _PROBE_SCRIPT = r"""
 while read -r k v; do
   case $k in CapEff:) [ "$v" = 0000000000000000 ] || exit 7 ;; esac
 done < /proc/self/status
+: > "$TMPDIR/probe" || exit 6
 [ "$3" = full ] || exit 0
-: > /tmp/probe || exit 6
 n=0; while read -r line; do n=$((n + 1)); done < /proc/net/dev
 [ "$n" -le 3 ] || exit 8
 """
@@ -282,7 +272,7 @@ _PROBE_FAILURES = {
     3: "cannot write the workspace",
     4: "writes outside the workspace are not refused",
     5: "the file system is not visible",
-    6: "no private /tmp",
+    6: "the private temp dir (TMPDIR) is not writable",
     7: "capabilities are not dropped",
     8: "the network is not isolated",
 }
@@ -325,6 +315,6 @@ def _probe(engine: SandboxEngine) -> str:
             return lines[-1] if lines else f"exit {r.returncode}"
         if not (ws / "ok").exists() or (refused / "no").exists():
             return "the probe's writes did not land where expected"
-        if full and not (tmp / "probe").exists():
-            return "no private /tmp"
+        if not (tmp / "probe").exists():
+            return "the private temp dir (TMPDIR) is not writable"
     return ""

@@ -77,7 +77,7 @@ output so far. Processes a command leaves behind (`cmd &`) end with it: run serv
 watchers with background=true, then process_output / process_input / process_kill.
 Each simple command (pipeline part, `&&` item, `$(...)`) is approved on its own;
 read-only ones (ls, cat, rg, git status/log/diff) run without asking. On Linux commands
-are sandboxed by default: writes only in the workspace and a private /tmp, no network."""
+are sandboxed by default: writes only in the workspace and $TMPDIR, no network."""
 
 
 def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
@@ -187,15 +187,13 @@ def _prepare(
         if engine.name == "off":
             note = f"sandbox off: {engine.detail}"
         else:
-            env["TMPDIR"] = "/tmp"
             writable = [root for root, can_write in ctx.jail.roots if can_write]
             argv = sandbox_argv(
                 argv, mode=mode, network=ctx.config.sandbox.network, cwd=cwd,
                 writable=writable, tmp_dir=tmp,
             )  # fmt: skip
             sandboxed = True
-    if "TMPDIR" not in env:
-        env["TMPDIR"] = str(tmp)
+    env["TMPDIR"] = str(tmp)
     return argv, env, sandboxed, note
 
 
