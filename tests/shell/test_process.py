@@ -106,16 +106,16 @@ def test_wait_async_and_timeout(tmp_path: Path) -> None:
 
 
 def test_huge_output_keeps_memory_bounded(tmp_path: Path) -> None:
-    # 100 MB through the pipe: our RSS must not grow with it.
+    # 200 MB through the pipe: our RSS must not grow with it.
     before = psutil.Process().memory_info().rss
-    cmd = _run(tmp_path, "head -c 100000000 /dev/zero | tr '\\0' 'x'; echo; echo END")
+    cmd = _run(tmp_path, "head -c 200000000 /dev/zero | tr '\\0' 'x'; echo; echo END")
     assert cmd.wait(60)
     grown = psutil.Process().memory_info().rss - before
     assert grown < 50 * 1024 * 1024, f"RSS grew by {grown / 1e6:.0f} MB"
-    assert cmd.stdout.total_bytes == 100_000_005
+    assert cmd.stdout.total_bytes == 200_000_005
     assert cmd.stdout.last(5) == b"\nEND\n"
     assert cmd.stdout.spill_path is not None
-    assert cmd.stdout.spill_path.stat().st_size == 100_000_005
+    assert cmd.stdout.spill_path.stat().st_size == 200_000_005
 
 
 def test_input_to_a_background_process(tmp_path: Path) -> None:
@@ -172,3 +172,21 @@ def test_manager_keeps_only_the_newest_finished(tmp_path: Path) -> None:
     assert ids[-1] in kept
     assert ids[0] not in kept
     manager.close()
+
+
+def test_kill_without_process_groups_or_cgroups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows has neither: the tree is found through psutil and the marker alone."""
+    import local_tools.shell.tree_kill as tree_kill
+
+    monkeypatch.setattr(tree_kill, "_IS_WINDOWS", True)
+    monkeypatch.setattr(tree_kill, "_parent", None)
+    cmd = _run(tmp_path, "setsid sleep 100 & sleep 100 & sleep 100")
+    time.sleep(0.5)
+    assert cmd.tree.cgroup is None
+    assert len(_marked(cmd.tree.marker)) >= 3
+    cmd.kill("kill")
+    assert cmd.wait(10)
+    time.sleep(0.2)
+    assert _marked(cmd.tree.marker) == []
