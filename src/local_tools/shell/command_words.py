@@ -1,0 +1,296 @@
+"""The text of a shell command's words, redirections and here-document bodies.
+
+`command_parse` walks the statements of a command line; this module answers what one
+piece of it says: a tree-sitter word or redirection node as the text bash would pass
+(quotes removed and escapes decoded when that is known before run time, else the
+source text), a program path as the name the policy matches, whether an assignment
+changes what runs, and which commands an unquoted here-document body substitutes.
+It is separate because these are questions about text, not about shell structure:
+they need no parser state beyond the source bytes, and the wrapper peeling uses the
+same `Word`. It imports nothing from `command_parse`, so there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+__all__ = [
+    "GLOB",
+    "Redirect",
+    "Word",
+    "body_substitutions",
+    "node_redirects",
+    "node_text",
+    "node_words",
+    "program_name",
+    "reads_stdin",
+    "redirect_text",
+    "risky",
+    "shown",
+    "writes_stdout",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    op: str  # as written, with its fd: ">", "2>>", "&>", ">&", "<", "<<", "<<<"
+    target: str  # the file (quotes removed when static), here-doc delimiter or here-string
+    static: bool
+    writes: bool  # output to a file: not a fd duplication, not /dev/null
+
+
+# --- words --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str  # quotes removed when static, else the source text
+    static: bool
+
+
+_ESCAPE = re.compile(r"\\(.)", re.S)
+_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.S
+)
+_ANSI_SIMPLE = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+_STATIC_PARTS = frozenset(
+    {"word", "number", "raw_string", "string", "ansi_c_string", "concatenation"}
+)
+GLOB = re.compile(r"[*?\[]")
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _ansi_c(body: str) -> str | None:
+    """$'...' decoded; None when an escape is one we do not model (it then stays dynamic)."""
+    out: list[str] = []
+    pos = 0
+    for m in _ANSI_ESCAPE.finditer(body):
+        out.append(body[pos : m.start()])
+        pos = m.end()
+        esc = m.group(1)
+        if esc[0] in "xuU" and len(esc) > 1:
+            code = int(esc[1:], 16)
+        elif esc[0] in "01234567":
+            code = int(esc, 8)
+        elif esc in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[esc])
+            continue
+        else:
+            return None
+        if not 0 < code <= 0x10FFFF:
+            return None  # NUL ends the word in bash; beyond Unicode is not a character
+        out.append(chr(code))
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def _quote(text: str) -> str:
+    return shlex.quote(text) if not text or any(c.isspace() for c in text) else text
+
+
+def shown(word: Word) -> str:
+    """The word as it appears in a policy subject: quoted only when it must be."""
+    return _quote(word.text) if word.static else word.text
+
+
+def node_text(data: bytes, node: Node) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+
+def node_words(data: bytes, nodes: Sequence[Node]) -> list[Word]:
+    """Words of the command line; nodes with no space between them are one word."""
+    words: list[Word] = []
+    start: Node | None = None
+    prev: Node | None = None
+    for node in nodes:
+        word = _node_word(data, node)
+        if prev is not None and start is not None and node.start_byte == prev.end_byte:
+            last = words[-1]
+            static = last.static and word.static
+            text = last.text + word.text if static else _span(data, start, node)
+            words[-1] = Word(text, static)
+        else:
+            words.append(word)
+            start = node
+        prev = node
+    return words
+
+
+def _span(data: bytes, first: Node, last: Node) -> str:
+    return data[first.start_byte : last.end_byte].decode("utf-8", "surrogatepass")
+
+
+def _node_word(data: bytes, node: Node) -> Word:
+    kind, raw = node.type, node_text(data, node)
+    if kind == "word":
+        return Word(_unescape(raw), True)
+    if kind == "number":
+        return Word(raw, True)
+    if kind == "raw_string":
+        return Word(raw[1:-1], True)
+    if kind == "ansi_c_string":
+        decoded = _ansi_c(raw[2:-1])
+        return Word(decoded, True) if decoded is not None else Word(raw, False)
+    if kind == "string" and all(c.type == "string_content" for c in node.named_children):
+        return Word(_DQ_ESCAPE.sub(lambda m: m.group(1).strip("\n"), raw[1:-1]), True)
+    if kind == "concatenation" and all(c.type in _STATIC_PARTS for c in node.children):
+        parts = [_node_word(data, c) for c in node.children]
+        if all(p.static for p in parts):
+            return Word("".join(p.text for p in parts), True)
+    return Word(raw, False)
+
+
+# --- program names and assignments --------------------------------------------------
+
+_SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
+# Variables that change which program runs or make one run code (`PATH=. ls`,
+# `HOME=evil git status` reads evil/.gitconfig): kept in the subject, so no rule
+# naming only the command matches.
+_RISKY_VAR = re.compile(
+    r"PATH|HOME|IFS|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|EDITOR|VISUAL|BROWSER"
+    r"|GCONV_PATH|LOCPATH|RIPGREP_CONFIG_PATH|JAVA_TOOL_OPTIONS|MANOPT"
+    r"|(BASH|LD|DYLD|GIT|XDG|LESS|PYTHON|NODE|NPM_CONFIG|PERL|RUBY)\w*|\w*(PAGER|ASKPASS|_OPTIONS)"
+)
+
+
+def program_name(text: str) -> str:
+    """A system bin dir's program by its name (`/usr/bin/rm` is `rm`); other paths as written."""
+    if text.startswith("/"):
+        head, _, base = posixpath.normpath("/" + text.lstrip("/")).rpartition("/")
+        if head in _SYSTEM_BIN:
+            return base
+    return text
+
+
+def risky(assignment: str) -> bool:
+    return _RISKY_VAR.fullmatch(assignment.partition("=")[0].partition("[")[0]) is not None
+
+
+# --- redirections -------------------------------------------------------------------
+
+_NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def _fd_op(r: Redirect) -> tuple[str, str]:
+    op = r.op.lstrip("0123456789")
+    return r.op[: len(r.op) - len(op)], op
+
+
+def reads_stdin(r: Redirect) -> bool:
+    fd, op = _fd_op(r)
+    return fd in ("", "0") and op.startswith("<")
+
+
+def writes_stdout(r: Redirect) -> bool:
+    fd, op = _fd_op(r)
+    return op.startswith("&>") or (fd in ("", "1") and op.startswith(">"))
+
+
+def redirect_text(redirects: Sequence[Redirect]) -> list[str]:
+    return [f"{r.op} {_quote(r.target) if r.static else r.target}" for r in redirects if r.writes]
+
+
+def node_redirects(data: bytes, node: Node, out: list[Redirect], extra: list[Node]) -> None:
+    """Append `node`'s redirections to `out`, and words tree-sitter put in it to `extra`."""
+    kind = node.type
+    ops = [c.type for c in node.children if not c.is_named]
+    if kind == "file_redirect":
+        fd = "".join(node_text(data, c) for c in node.children_by_field_name("descriptor"))
+        op = fd + (ops[0] if ops else "")
+        dests = node.children_by_field_name("destination")
+        extra.extend(dests[1:])  # `echo > f hi`: hi is an argument
+        if not dests:  # >&- closes a descriptor
+            out.append(Redirect(op, "", True, False))
+            return
+        target = _node_word(data, dests[0])
+        dup = op.endswith("&") and target.static and (target.text.isdigit() or target.text == "-")
+        to_file = ">" in op and not dup and not (target.static and target.text in _NOT_FILES)
+        out.append(Redirect(op, target.text, target.static, to_file))
+    elif kind == "herestring_redirect":
+        target = node_words(data, node.named_children)
+        out.append(Redirect("<<<", target[0].text if target else "", bool(target), False))
+    elif kind == "heredoc_redirect":
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        delimiter = node_text(data, start) if start else ""
+        out.append(Redirect(ops[0] if ops else "<<", delimiter, True, False))
+        for i, child in enumerate(node.children):
+            if child.type.endswith("_redirect"):
+                node_redirects(data, child, out, extra)
+            elif node.field_name_for_child(i) == "argument":
+                extra.append(child)  # `cat <<EOF x`: x is an argument
+
+
+# --- here-document bodies -----------------------------------------------------------
+# Scanned by hand: tree-sitter-bash's `$(...)` detection in a body is unreliable and it
+# never finds backquotes there.
+
+
+def _closing_paren(text: str, i: int) -> int | None:
+    """Index of the `)` closing a `$(` whose body starts at i (quotes and nesting skipped)."""
+    depth, quote = 1, ""
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+            elif quote == '"' and text.startswith("$(", i):
+                end = _closing_paren(text, i + 2)
+                if end is None:
+                    return None
+                i = end
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def body_substitutions(body: str) -> list[str] | None:
+    """The `$(...)` and backquoted commands of an unquoted here-document body."""
+    found: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+        elif body[i] == "`":
+            end = body.find("`", i + 1)
+            while end > 0 and body[end - 1] == "\\":
+                end = body.find("`", end + 1)
+            if end < 0:
+                return None
+            found.append(re.sub(r"\\([$`\\])", r"\1", body[i + 1 : end]))
+            i = end + 1
+        elif body.startswith("$((", i):
+            i += 3  # arithmetic: substitutions inside it are found as we go
+        elif body.startswith("$(", i):
+            end = _closing_paren(body, i + 2)
+            if end is None:
+                return None
+            found.append(body[i + 2 : end])
+            i = end + 1
+        else:
+            i += 1
+    return found
