@@ -214,6 +214,7 @@ def test_repl_in_the_background_driven_by_process_input(shell: Toolbox) -> None:
         ({"command": ""}, "INVALID_INPUT", "empty"),
         ({"command": "   "}, "INVALID_INPUT", "empty"),
         ({"command": "echo a\0b"}, "INVALID_INPUT", "NUL"),
+        ({"command": "echo a\ud800"}, "INVALID_INPUT", "surrogate"),
         ({"command": "echo hi", "cwd": "../.."}, "PERMISSION_DENIED", ""),
         ({"command": "echo hi", "cwd": "missing"}, "NOT_FOUND", ""),
         ({"command": "echo hi", "env": {"X": "y" * 200_000}}, "INVALID_INPUT", "env"),

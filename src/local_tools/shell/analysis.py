@@ -41,6 +41,12 @@ def analyze(command: str, *, background: bool) -> Analysis:
         raise InvalidInput("command is empty: give the shell command to run, e.g. 'ls -la'.")
     if "\0" in command:
         raise InvalidInput("command contains a NUL byte, which no shell can run; remove it.")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            "command contains a lone surrogate (broken UTF-16 escape); send valid text."
+        ) from None
     if len(command) > MAX_COMMAND_CHARS:
         raise InvalidInput(
             f"command is {len(command)} characters, more than {MAX_COMMAND_CHARS}: write a "

@@ -64,6 +64,7 @@ class RunningCommand:
         self._pipes_held = False
         self.done = threading.Event()
         self._started = time.perf_counter()
+        self.started_monotonic = time.monotonic()
         self.duration_ms: float | None = None
         spill_bytes, spill_lines = spill_after or (None, None)
         self.stdout, self.stderr = (
@@ -79,6 +80,7 @@ class RunningCommand:
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._waiters_lock = threading.Lock()
         self.activity = threading.Condition()  # notified on every chunk of output
+        self.last_output: float | None = None  # time.monotonic() of the latest chunk
         marker = secrets.token_hex(8)
         self.tree = ProcessTree(marker)
         full_env = dict(env)
@@ -220,6 +222,7 @@ class RunningCommand:
                     data = os.read(fd, _READ_SIZE)
                     if data:
                         streams[fd].feed(data)
+                        self.last_output = time.monotonic()
                         self._notify()
                     else:
                         poller.unregister(fd)
@@ -235,6 +238,7 @@ class RunningCommand:
             read = pipe.read1 if hasattr(pipe, "read1") else pipe.read  # type: ignore[attr-defined]
             while data := read(_READ_SIZE):
                 capture.feed(data)
+                self.last_output = time.monotonic()
                 self._notify()
 
         pumps = [

@@ -19,6 +19,8 @@ from local_tools.tools._shell import new_output, process_manager, process_state,
 # `$ `, `# `, `mysql> `, `postgres=# `, `In [3]: `, `Password: `, `(Pdb) `.
 _PROMPT = re.compile(r"(?:>>>|\.\.\.|[$#>%:?]|\]|=>|\(Pdb\)) ?$")
 QUIET_SECONDS = 0.3  # no new output for this long after some output: the answer is complete
+SETTLE_QUIET = 0.1  # before writing: output quiet this long means the process waits for us
+SETTLE_MAX = 2.0
 
 
 class ProcessInputArgs(Args):
@@ -71,6 +73,7 @@ async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, A
             "started with background=true keep stdin open)."
         )
     data = args.input if args.input.endswith("\n") else args.input + "\n"
+    await asyncio.to_thread(_settle, proc)
     # Whatever was printed before this input is not part of the answer: it stays for
     # process_output, which is why the answer is read from this point on.
     before = (cmd.stdout.total_bytes, cmd.stderr.total_bytes)
@@ -80,6 +83,31 @@ async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, A
         raise ExecutionError(f"Could not write to {proc.process_id}: {exc}.") from None
     await asyncio.to_thread(_await_answer, proc, before, args.timeout)
     return {**process_state(proc), "written": len(data), **new_output(proc, ctx)}
+
+
+def _settle(proc: ManagedProcess) -> None:
+    """Let a process that is still printing (its banner, its first prompt) finish first.
+
+    Otherwise that output lands after the input is written and passes for the answer:
+    a REPL's first `>>> ` would end the wait before the answer came.
+    """
+    cmd = proc.command
+    started = time.monotonic()
+    with cmd.activity:
+        while cmd.running:
+            now = time.monotonic()
+            if now - started >= SETTLE_MAX:
+                return
+            last = cmd.last_output
+            if last is None:
+                # Nothing printed yet: give a starting program a moment for its prompt.
+                if now - cmd.started_monotonic >= SETTLE_QUIET * 5:
+                    return
+                cmd.activity.wait(SETTLE_QUIET)
+            elif now - last >= SETTLE_QUIET:
+                return
+            else:
+                cmd.activity.wait(SETTLE_QUIET - (now - last))
 
 
 def _write(proc: ManagedProcess, data: bytes, close: bool) -> None:
