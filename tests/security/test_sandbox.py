@@ -28,6 +28,7 @@ from local_tools.security.sandbox import (
     sandbox_argv,
     sandbox_engine,
 )
+from local_tools.security.seccomp import open_filter, unix_socket_filter
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the OS sandbox is Linux only"
@@ -54,6 +55,9 @@ for op in sys.argv[1:]:
             os.link(a[0], a[1])
         elif kind == "tcp":
             socket.create_connection(("127.0.0.1", int(a[0])), timeout=5).close()
+        elif kind == "unix":
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(a[0])
         elif kind == "udp":
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
                 s.sendto(b"ping", ("127.0.0.1", int(a[0])))
@@ -463,3 +467,41 @@ def test_engine_variable_forces_and_detection_is_cached(monkeypatch: pytest.Monk
 def test_forced_engine_is_that_engine_or_off(sandbox: SandboxEngine) -> None:
     forced = detect_engine(sandbox.name)
     assert forced.name == sandbox.name
+
+
+@pytest.mark.parametrize("network", [False, True], ids=["no-network", "network"])
+def test_host_unix_sockets_only_with_network(
+    sandbox: SandboxEngine, tree: Path, network: bool
+) -> None:
+    """A read-only `/` does not stop connect(): the seccomp filter does (docker.sock,
+    D-Bus, ssh-agent). socketpair() stays allowed (asyncio, multiprocessing)."""
+    path = tree / "outside" / "host.sock"
+    script = OPS + "\nimport socket as s2; s2.socketpair(); print('pair')"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        fd = open_filter()
+        assert fd is not None, "no seccomp filter for this architecture"
+        try:
+            argv = sandbox_argv(
+                [sys.executable, "-I", "-S", "-c", script, f"unix\n{path}"],
+                mode="workspace-write", network=network, cwd=tree / "ws",
+                writable=[tree / "ws"], tmp_dir=tree / "tmp", engine=sandbox, seccomp_fd=fd,
+            )  # fmt: skip
+            r = subprocess.run(
+                argv, cwd=tree / "ws", stdin=subprocess.DEVNULL, capture_output=True,
+                text=True, timeout=60, pass_fds=(fd,),
+            )  # fmt: skip
+        finally:
+            os.close(fd)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok" if network else "EACCES", "pair"]
+
+
+def test_filter_program_shape() -> None:
+    for machine in ("x86_64", "aarch64"):
+        program = unix_socket_filter(machine)
+        assert program is not None
+        assert len(program) % 8 == 0
+        assert len(program) // 8 <= 12
+    assert unix_socket_filter("riscv64") is None

@@ -4,7 +4,7 @@ Run as a script in a fresh interpreter, stdlib only, so nothing of ours runs bet
 fork and exec in the (threaded) agent process::
 
     python -I -S landlock.py [--no-ns] [--net] --tmp DIR --cwd DIR
-                             [--write PATH]... -- ARGV...
+                             [--write PATH]... [--seccomp HEX] -- ARGV...
 
 With namespaces (the default) it enters a new user, mount and PID namespace (and a
 network namespace unless ``--net``: only a loopback that is down, so every TCP connect
@@ -60,6 +60,7 @@ _CLONE_NEWPID, _CLONE_NEWNET = 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT = 1, 2, 4, 8, 32
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 24, 38
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 
 
@@ -99,7 +100,7 @@ def _fail(message: str) -> NoReturn:
 
 def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
     """Options with values, flags, and the command after ``--``."""
-    values: dict[str, list[str]] = {"--tmp": [], "--cwd": [], "--write": []}
+    values: dict[str, list[str]] = {"--tmp": [], "--cwd": [], "--write": [], "--seccomp": []}
     flags: set[str] = set()
     i = 0
     while i < len(args) and args[i] != "--":
@@ -191,6 +192,18 @@ def _restrict(abi: int, net: bool, readable: list[int], writable: list[int]) -> 
     os.close(ruleset)
 
 
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def _install_filter(hex_program: str) -> None:
+    """A seccomp filter given by the caller (security/seccomp.py), as hex bytes."""
+    program = bytes.fromhex(hex_program)
+    buf = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
 def _drop_capabilities() -> None:
     """Empty the bounding set, so a command running as uid 0 gets no capability."""
     for cap in range(64):
@@ -235,6 +248,8 @@ def main(args: list[str]) -> NoReturn:
         if not use_ns:
             devices = [fd for d in _DEVICES if (fd := _open_path(d)) is not None]
             _restrict(abi, net, [root_fd], [tmp_fd, *(fd for _, fd in write_fds), *devices])
+            for program in values["--seccomp"]:
+                _install_filter(program)
             _drop_capabilities()
             os.chdir(cwd)
             _exec(command)
@@ -259,6 +274,8 @@ def main(args: list[str]) -> NoReturn:
         devices = [fd for d in _DEVICES if (fd := _open_path(d)) is not None]
         writable = [tmp_fd, *(fd for _, fd in write_fds), *devices]
         _restrict(abi, net, [root_fd], writable + ([shm] if shm is not None else []))
+        for program in values["--seccomp"]:
+            _install_filter(program)
         _drop_capabilities()
         os.chdir(cwd)
     except OSError as e:

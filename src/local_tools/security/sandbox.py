@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from local_tools.security.seccomp import unix_socket_filter
+
 __all__ = [
     "ENGINE_VARIABLE",
     "MODES",
@@ -192,8 +194,13 @@ def sandbox_argv(
     writable: Sequence[Path],
     tmp_dir: Path,
     engine: SandboxEngine | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The argv to spawn instead of `argv` (unchanged with mode off or no engine).
+
+    `seccomp_fd` (from `seccomp.open_filter()`, inherited by the spawned process):
+    without network, bwrap loads the filter that keeps the command off Unix sockets;
+    the Landlock helper gets the same program inline.
 
     `tmp_dir` exists (the caller makes it) and is TMPDIR inside; `cwd` is where
     the command starts; `engine` defaults to `sandbox_engine()`.
@@ -209,8 +216,15 @@ def sandbox_argv(
     roots = [os.path.realpath(p) for p in writable]
     tmp = os.path.realpath(tmp_dir)
     if engine.name == "bwrap":
-        return _bwrap_argv(engine, argv, mode, network, here, roots, tmp)
-    return _landlock_argv(engine, argv, mode, network, here, roots, tmp)
+        out = _bwrap_argv(engine, argv, mode, network, here, roots, tmp)
+        if seccomp_fd is not None and not network:
+            out[1:1] = ["--seccomp", str(seccomp_fd)]
+        return out
+    out = _landlock_argv(engine, argv, mode, network, here, roots, tmp)
+    program = None if network else unix_socket_filter()
+    if program is not None:
+        out[out.index("--") : out.index("--")] = ["--seccomp", program.hex()]
+    return out
 
 
 def _bwrap_argv(
