@@ -120,7 +120,7 @@ def test_huge_output_keeps_memory_bounded(tmp_path: Path) -> None:
 
 def test_input_to_a_background_process(tmp_path: Path) -> None:
     cmd = _run(tmp_path, 'while read line; do echo "got $line"; done', stdin=True)
-    cmd.write_input(b"a\nb\n")
+    cmd.write_input(b"a\nb\n", 5)
     deadline = time.monotonic() + 5
     while cmd.stdout.total_bytes < 12 and time.monotonic() < deadline:
         time.sleep(0.02)

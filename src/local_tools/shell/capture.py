@@ -70,6 +70,7 @@ class StreamCapture:
         self._spill_lines = min(spill_after_lines or max_lines, max_lines)
         self._total_lines = 0
         self._mid_line = False  # memory starts inside a line (its head was dropped)
+        self._closed = False  # no more output will come
         self._lock = threading.Lock()
         self._head = bytearray()
         # (absolute offset of the chunk's first byte, chunk, its newline count)
@@ -110,6 +111,7 @@ class StreamCapture:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._spill is not None:
                 os.close(self._spill)
                 self._spill = None
@@ -150,10 +152,14 @@ class StreamCapture:
                     skipped += newline + 1
                     cursor += newline + 1
                     data = data[newline + 1 :]
+            available = len(data)
             if limit is not None and len(data) > limit:
                 data = data[:limit]
             if max_lines is not None and data.count(b"\n") > max_lines:
                 data = data[: _nth_newline(data, max_lines)]
+            if len(data) < available or not self._closed:
+                # The rest comes later: never hand out half a UTF-8 character.
+                data = data[: _whole_chars(data)]
             self._cursor = cursor + len(data)
             return NewOutput(data, skipped, self._total, self.spill_path)
 
@@ -230,6 +236,19 @@ class StreamCapture:
             self.spill_error = f"{exc} (the saved output is incomplete)"
             os.close(self._spill)
             self._spill = None
+
+
+def _whole_chars(data: bytes) -> int:
+    """The length of `data` without a UTF-8 sequence cut short at its end."""
+    n = len(data)
+    for back in range(1, min(4, n) + 1):
+        byte = data[n - back]
+        if byte < 0x80:
+            return n
+        if byte >= 0xC0:  # the lead byte says how long its sequence is
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return n if back >= need else n - back
+    return n  # no lead byte in reach: not UTF-8, leave it alone
 
 
 def _nth_newline(chunk: bytes, n: int) -> int:

@@ -27,6 +27,7 @@ __all__ = [
     "Redirect",
     "Word",
     "body_substitutions",
+    "changes_program",
     "node_redirects",
     "node_text",
     "node_words",
@@ -178,7 +179,12 @@ def program_name(text: str) -> str:
 
 
 def risky(assignment: str) -> bool:
-    return _RISKY_VAR.fullmatch(assignment.partition("=")[0].partition("[")[0]) is not None
+    return changes_program(assignment.partition("=")[0].partition("[")[0])
+
+
+def changes_program(name: str) -> bool:
+    """A variable that changes which program runs or makes one run code."""
+    return name.startswith("BASH_FUNC_") or _RISKY_VAR.fullmatch(name) is not None
 
 
 # --- redirections -------------------------------------------------------------------

@@ -83,6 +83,13 @@ def check_variables(extra: Mapping[str, str]) -> None:
                 f"env: {key!r} is not a valid variable name or holds a NUL byte; names are "
                 "non-empty and contain no '=' or NUL."
             )
+        try:
+            key.encode("utf-8")
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                f"env: {key!r} holds a lone surrogate (a broken UTF-16 escape); send valid text."
+            ) from None
         size += len(key) + len(value) + 2
     if size > MAX_ENV_BYTES:
         raise InvalidInput(

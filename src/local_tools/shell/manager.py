@@ -55,6 +55,7 @@ class ProcessManager:
         stdin: bool,
         hold: bool = False,
         spill_after: tuple[int, int] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> ManagedProcess:
         with self._lock:
             if self._closed:
@@ -71,6 +72,7 @@ class ProcessManager:
             running = RunningCommand(
                 command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
                 name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
+                pass_fds=pass_fds,
             )  # fmt: skip
             proc = ManagedProcess(process_id, owner, running, background)
             self._procs[process_id] = proc

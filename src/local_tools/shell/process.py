@@ -51,6 +51,7 @@ class RunningCommand:
         max_lines: int = 5000,
         hold: bool = False,
         spill_after: tuple[int, int] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         """`hold`: argv is a POSIX `shell -c COMMAND`, which may be gated until it is
         in its cgroup (not for sandboxed commands: their PID namespace holds them).
@@ -86,7 +87,7 @@ class RunningCommand:
         full_env = dict(env)
         full_env[MARKER_VARIABLE] = marker
         argv = list(argv)
-        kwargs: dict[str, object] = {}
+        kwargs: dict[str, object] = {"pass_fds": pass_fds} if pass_fds else {}
         gated = hold and self.tree.prepare()
         if gated:
             # The shell first reads one line from stdin, which we write only once it is
@@ -132,12 +133,31 @@ class RunningCommand:
     def accepts_input(self) -> bool:
         return self.popen.stdin is not None and not self.popen.stdin.closed and self.running
 
-    def write_input(self, data: bytes) -> None:
+    def write_input(self, data: bytes, timeout: float) -> int:
+        """Write what the process takes of `data` within `timeout` s; returns the bytes
+        written (fewer when it stops reading and the pipe fills up)."""
         stdin = self.popen.stdin
-        if stdin is None:
+        if stdin is None or stdin.closed:
             raise BrokenPipeError("stdin is closed")
-        stdin.write(data)
-        stdin.flush()
+        if _IS_WINDOWS:  # no poll() on pipes there
+            stdin.write(data)
+            stdin.flush()
+            return len(data)
+        fd = stdin.fileno()
+        os.set_blocking(fd, False)
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        deadline = time.monotonic() + timeout
+        view, written = memoryview(data), 0
+        while written < len(data):
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                break
+            try:
+                written += os.write(fd, view[written:])
+            except BlockingIOError:
+                continue
+        return written
 
     def close_input(self) -> None:
         if self.popen.stdin is not None:

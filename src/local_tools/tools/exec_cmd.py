@@ -6,6 +6,7 @@ import asyncio
 import os
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.security.sandbox import sandbox_argv, sandbox_engine
+from local_tools.security.seccomp import open_filter
 from local_tools.shell.analysis import analyze, outside_paths
+from local_tools.shell.command_words import changes_program
 from local_tools.shell.environment import (
     build_environment,
     check_variables,
@@ -81,7 +84,11 @@ are sandboxed by default: writes only in the workspace and $TMPDIR, no network."
 
 
 def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
-    return list(analyze(args.command, background=args.background).subjects)
+    subjects = list(analyze(args.command, background=args.background).subjects)
+    # Variables that change what runs (PATH, BASH_ENV, LD_PRELOAD, exported bash
+    # functions) are approved like `VAR=x cmd` on the command line: as their own subject.
+    subjects += [f"env {key}={value}" for key, value in args.env.items() if changes_program(key)]
+    return subjects
 
 
 def _render(output: dict[str, Any]) -> str:
@@ -125,15 +132,21 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
             # Config no environment can override: only a rule for every command allows it.
             subject = f"(git in a repository whose config runs commands: {risk}) {args.command}"
             await ctx.authorize("execute:command", [subject], summary=args.command)
-    argv, env, sandboxed, sandbox_note = _prepare(ctx, args, cwd, git="git" in analysis.programs)
+    launch = _prepare(ctx, args, cwd, git=git)
+    sandbox_note = launch.note
     manager = process_manager(ctx)
-    proc = manager.start(
-        args.command, argv, owner=ctx.user_id, cwd=cwd, env=env,
-        background=args.background, stdin=args.background,
-        # A sandboxed command has a PID namespace; others are held until in their cgroup.
-        hold=not sandboxed and os.name == "posix",
-        spill_after=(ctx.limits.max_output_bytes, ctx.limits.max_output_lines),
-    )  # fmt: skip
+    try:
+        proc = manager.start(
+            args.command, launch.argv, owner=ctx.user_id, cwd=cwd, env=launch.env,
+            background=args.background, stdin=args.background,
+            # A sandboxed command has a PID namespace; others are held until in their cgroup.
+            hold=not launch.sandboxed and os.name == "posix",
+            spill_after=(ctx.limits.max_output_bytes, ctx.limits.max_output_lines),
+            pass_fds=launch.pass_fds,
+        )  # fmt: skip
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
     if args.background:
         return {**process_state(proc), "sandbox": sandbox_note or "on",
                 "message": f"Started in the background as {proc.process_id}; read its output "
@@ -167,11 +180,17 @@ def _working_dir(ctx: ToolContext, cwd: str) -> Path:
     return path
 
 
-def _prepare(
-    ctx: ToolContext, args: ExecArgs, cwd: Path, *, git: bool
-) -> tuple[list[str], dict[str, str], bool, str | None]:
-    """The argv (sandboxed when configured), its environment, whether it is sandboxed,
-    and a note when the config asks for a sandbox this machine cannot give."""
+@dataclass
+class _Launch:
+    argv: list[str]
+    env: dict[str, str]
+    sandboxed: bool
+    note: str | None  # when the config asks for a sandbox this machine cannot give
+    pass_fds: tuple[int, ...] = ()  # the seccomp filter bwrap reads (closed after spawning)
+
+
+def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, *, git: bool) -> _Launch:
+    """The argv (sandboxed when configured) and environment of the command."""
     tmp = _private_tmp(ctx)
     # The allow-list of host variables holds no GIT_* (scrub_git_variables is for
     # callers that start from the whole environment).
@@ -179,22 +198,21 @@ def _prepare(
     if git:
         env.update(git_environment(cwd))
     argv = shell_argv(args.command)
-    mode = ctx.config.sandbox.mode
-    note: str | None = None
-    sandboxed = False
-    if mode != "off":
-        engine = sandbox_engine()
-        if engine.name == "off":
-            note = f"sandbox off: {engine.detail}"
-        else:
-            writable = [root for root, can_write in ctx.jail.roots if can_write]
-            argv = sandbox_argv(
-                argv, mode=mode, network=ctx.config.sandbox.network, cwd=cwd,
-                writable=writable, tmp_dir=tmp,
-            )  # fmt: skip
-            sandboxed = True
     env["TMPDIR"] = str(tmp)
-    return argv, env, sandboxed, note
+    mode = ctx.config.sandbox.mode
+    if mode == "off":
+        return _Launch(argv, env, False, None)
+    engine = sandbox_engine()
+    if engine.name == "off":
+        return _Launch(argv, env, False, f"sandbox off: {engine.detail}")
+    network = ctx.config.sandbox.network
+    seccomp = open_filter() if engine.name == "bwrap" and not network else None
+    writable = [root for root, can_write in ctx.jail.roots if can_write]
+    argv = sandbox_argv(
+        argv, mode=mode, network=network, cwd=cwd, writable=writable, tmp_dir=tmp,
+        engine=engine, seccomp_fd=seccomp,
+    )  # fmt: skip
+    return _Launch(argv, env, True, None, () if seccomp is None else (seccomp,))
 
 
 def _private_tmp(ctx: ToolContext) -> Path:

@@ -77,12 +77,22 @@ async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, A
     # Whatever was printed before this input is not part of the answer: it stays for
     # process_output, which is why the answer is read from this point on.
     before = (cmd.stdout.total_bytes, cmd.stderr.total_bytes)
+    payload = data.encode()
+    started = time.monotonic()
     try:
-        await asyncio.to_thread(_write, proc, data.encode(), args.close_stdin)
+        written = await asyncio.to_thread(_write, proc, payload, args.close_stdin, args.timeout)
     except OSError as exc:
         raise ExecutionError(f"Could not write to {proc.process_id}: {exc}.") from None
-    await asyncio.to_thread(_await_answer, proc, before, args.timeout)
-    return {**process_state(proc), "written": len(data), **new_output(proc, ctx)}
+    left = max(0.0, args.timeout - (time.monotonic() - started))
+    await asyncio.to_thread(_await_answer, proc, before, left)
+    out = {**process_state(proc), "written": written, **new_output(proc, ctx)}
+    if written < len(payload):
+        unread = (
+            f"only {written} of {len(payload)} bytes were taken within {args.timeout:g} s: "
+            "the process is not reading its input"
+        )
+        out["note"] = f"{unread}; {out['note']}" if out.get("note") else unread
+    return out
 
 
 def _settle(proc: ManagedProcess) -> None:
@@ -110,10 +120,11 @@ def _settle(proc: ManagedProcess) -> None:
                 cmd.activity.wait(SETTLE_QUIET - (now - last))
 
 
-def _write(proc: ManagedProcess, data: bytes, close: bool) -> None:
-    proc.command.write_input(data)
+def _write(proc: ManagedProcess, data: bytes, close: bool, timeout: float) -> int:
+    written = proc.command.write_input(data, timeout)
     if close:
         proc.command.close_input()
+    return written
 
 
 def _await_answer(proc: ManagedProcess, before: tuple[int, int], timeout: float) -> None:
