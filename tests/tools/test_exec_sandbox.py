@@ -125,3 +125,27 @@ def test_off_mode_writes_anywhere(make_toolbox: Any, outside: Path) -> None:
     outside = outside / "outside.txt"
     ok(tb.run("exec_cmd", {"command": f"echo out > {outside}"}))
     assert outside.read_text() == "out\n"
+
+
+def test_commands_cannot_rewrite_what_steers_local_tools(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    """An approved command must not grant more than it was given: the config and the
+    workspace plugins (they run unsandboxed on the next start) stay read-only."""
+    config = workspace / "local-tools.toml"
+    config.write_text('[permissions]\n"execute:command" = "allow"\n')
+    (workspace / ".local-tools" / "tools").mkdir(parents=True)
+    tb = make_toolbox(None)
+    out = ok(
+        tb.run(
+            "exec_cmd",
+            {
+                "command": "echo '[permissions]' >> local-tools.toml; "
+                "echo 'import os' > .local-tools/tools/evil.py; echo other > notes.txt"
+            },
+        )
+    )
+    assert "Read-only file system" in out["stderr"]
+    assert config.read_text() == '[permissions]\n"execute:command" = "allow"\n'
+    assert not (workspace / ".local-tools" / "tools" / "evil.py").exists()
+    assert (workspace / "notes.txt").read_text() == "other\n"

@@ -195,12 +195,14 @@ def sandbox_argv(
     tmp_dir: Path,
     engine: SandboxEngine | None = None,
     seccomp_fd: int | None = None,
+    protect: Sequence[Path] = (),
 ) -> list[str]:
     """The argv to spawn instead of `argv` (unchanged with mode off or no engine).
 
     `seccomp_fd` (from `seccomp.open_filter()`, inherited by the spawned process):
     without network, bwrap loads the filter that keeps the command off Unix sockets;
-    the Landlock helper gets the same program inline.
+    the Landlock helper gets the same program inline. `protect`: existing paths inside
+    the writable roots that stay read-only (bwrap only: Landlock rules only add rights).
 
     `tmp_dir` exists (the caller makes it) and is TMPDIR inside; `cwd` is where
     the command starts; `engine` defaults to `sandbox_engine()`.
@@ -216,7 +218,8 @@ def sandbox_argv(
     roots = [os.path.realpath(p) for p in writable]
     tmp = os.path.realpath(tmp_dir)
     if engine.name == "bwrap":
-        out = _bwrap_argv(engine, argv, mode, network, here, roots, tmp)
+        guarded = [os.path.realpath(p) for p in protect]
+        out = _bwrap_argv(engine, argv, mode, network, here, roots, tmp, guarded)
         if seccomp_fd is not None and not network:
             out[1:1] = ["--seccomp", str(seccomp_fd)]
         return out
@@ -235,11 +238,13 @@ def _bwrap_argv(
     cwd: str,
     roots: list[str],
     tmp: str,
+    protect: Sequence[str] = (),
 ) -> list[str]:
     binds = [("--bind", tmp, tmp)]
     if mode == "workspace-write":
         # A missing writable root is skipped.
         binds += [("--bind-try", root, root) for root in roots]
+        binds += [("--ro-bind-try", path, path) for path in protect]
     # Parents before children, so a nested bind is not covered by its parent's.
     binds.sort(key=lambda b: b[2].rstrip("/").count("/"))
     out = [engine.binary, *engine.options, "--die-with-parent", "--new-session"]

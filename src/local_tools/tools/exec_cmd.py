@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
+from local_tools.core.config import CONFIG_FILENAME
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
 from local_tools.core.tool import Args, Hints, tool
@@ -210,9 +211,19 @@ def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, *, git: bool) -> _Laun
     writable = [root for root, can_write in ctx.jail.roots if can_write]
     argv = sandbox_argv(
         argv, mode=mode, network=network, cwd=cwd, writable=writable, tmp_dir=tmp,
-        engine=engine, seccomp_fd=seccomp,
+        engine=engine, seccomp_fd=seccomp, protect=_self_protected(ctx),
     )  # fmt: skip
     return _Launch(argv, env, True, None, () if seccomp is None else (seccomp,))
+
+
+def _self_protected(ctx: ToolContext) -> list[Path]:
+    """What steers local-tools itself stays read-only to commands: the config file and
+    `.local-tools/` (plugins run unsandboxed on the next start). Existing ones only."""
+    root = ctx.workspace
+    paths = [root / ".local-tools", root / CONFIG_FILENAME]
+    if ctx.config.source and os.path.isfile(ctx.config.source):
+        paths.append(Path(ctx.config.source))
+    return [p for p in paths if os.path.lexists(p)]
 
 
 def _private_tmp(ctx: ToolContext) -> Path:
