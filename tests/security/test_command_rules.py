@@ -289,3 +289,26 @@ def test_protected_rule_messages_name_the_protection() -> None:
     decision = BROAD.evaluate("alice", "execute:command", "rm -rf build")
     assert decision.action == "ask"
     assert decision.rule.startswith("built-in protection")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "sort -rnuo out.txt in.txt",  # split to `sort -rnu -o ...` by the parser
+        "file -zC -m m",
+        "tree -daR",
+        "test -v 'a[$(touch pwned)]'",
+        "test ! -v x",
+        "printf -v 'a[$(touch pwned)]' x",
+        'printf -v PATH %s "$PWD/bin"; ls',
+        "x='a[$(touch pwned)]'",
+        "for PATH in ./bin; do ls; done",
+    ],
+)
+def test_writing_and_evaluating_options_ask(source: str) -> None:
+    assert verdict(DEFAULTS, source) == "ask"
+
+
+@pytest.mark.parametrize("source", ["sort -rn in.txt", "test -f x", "printf '%s' x"])
+def test_their_plain_forms_stay_allowed(source: str) -> None:
+    assert verdict(DEFAULTS, source) == "allow"

@@ -213,3 +213,82 @@ def test_path_arguments_of_wrapped_and_nested_commands() -> None:
 def test_a_command_built_without_static_flags_counts_every_word() -> None:
     cmd = SimpleCommand(argv=("cat", "/etc/x"), program="cat", text="cat /etc/x")
     assert path_arguments(cmd) == ["/etc/x"]
+
+
+# --- subjects the parser adjusts: writing options in clusters, .env patterns --------------
+
+
+def texts(source: str) -> list[str]:
+    parsed = parse_command(source)
+    assert parsed.error is None, parsed.error
+    return [c.text for c in parsed.commands]
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("sort -rnuo out in", "sort -rnu -o out in"),
+        ("sort -to -k1 f", "sort -to -k1 f"),  # -t takes the rest: o is the separator
+        ("file -zC -m m", "file -z -C -m m"),
+        ("tree -aR", "tree -a -R"),
+        ("sort -- -ro", "sort -- -ro"),
+    ],
+)
+def test_writing_option_in_a_cluster_is_split(source: str, text: str) -> None:
+    assert texts(source) == [text]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["cat .en?", "cat .e*", "cat *.env", "head .[e]nv", "cat .{env,x}", "cat < .env", "ls d/*"],
+)
+def test_pattern_that_may_name_dotenv_is_dynamic(source: str) -> None:
+    assert parse_command(source).error is not None
+
+
+@pytest.mark.parametrize("source", ["ls *.py", "cat .env.ex*", "cat ?.txt", "cat < .env.example"])
+def test_pattern_that_cannot_name_dotenv_is_static(source: str) -> None:
+    assert parse_command(source).error is None
+
+
+# --- code hidden in values that bash evaluates ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "echo $((x))",
+        "echo $[x]",
+        "echo $(( $(id -u) + 1 ))",
+        "((x)); ls",
+        "for ((;x;)); do :; done",
+        "echo ${x:x}",
+        "echo ${x:1:$n}",
+        "echo ${a[i]}",
+        "echo ${#a[i]}",
+        "echo ${!x}",
+        "echo ${x@P}",
+        "echo ${x@E}",
+        "[[ -v x ]] && ls",
+        "[ -v x ] && ls",
+        "[[ $x -eq 1 ]] && ls",
+        "cat <<EOF\n$((x))\nEOF",
+        "cat <<EOF\n${!x}\nEOF",
+    ],
+)
+def test_evaluated_values_are_dynamic(source: str) -> None:
+    assert parse_command(source).error is not None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "echo $((1 + 2)) $[3]",
+        "for ((i=0; i<3; i++)); do echo $i; done",
+        "echo ${x:-d} ${x:1:2} ${x: -1} ${a[@]:1} ${a[0]} ${#a[@]}",
+        "echo ${x@Q} ${!} ${#x}",
+        '[[ -f x ]] && [ "$x" -eq 1 ]',
+    ],
+)
+def test_plain_expansions_stay_static(source: str) -> None:
+    assert parse_command(source).error is None

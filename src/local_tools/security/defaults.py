@@ -67,6 +67,11 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
         **_flag("sort", "-o", "-?o", "--co"),
         **_flag("file", "-C", "--co"),  # compiles a magic file: writes FILE.mgc
         **_flag("tree", "-o", "-R"),  # -o writes a file; -R writes 00Tree.html per dir
+        # (a writing letter inside a cluster, `sort -rnuo`, is split off by the parser)
+        # -v/-R evaluate a subscript in the name (`test -v 'a[$(cmd)]'` runs cmd)
+        **_flag("test", "-v", "-R"),
+        # printf -v assigns a variable: PATH, or a subscript evaluated like the above
+        **_flag("printf", "-v"),
         "*>*": "ask",  # an output redirection (or a `>` in an argument): may write a file
         "*.env": "ask",  # `cat .env` must not bypass the read:file rule
         "*.env *": "ask",

@@ -17,6 +17,7 @@ nodes with no space between them (`$"x"`) are one word.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +27,11 @@ from local_tools.shell.command_words import (
     GLOB,
     Redirect,
     Word,
+    arithmetic_evaluates,
+    body_evaluates,
     body_substitutions,
+    expansion_evaluates,
+    may_name_dotenv,
     node_redirects,
     node_text,
     node_words,
@@ -43,6 +48,7 @@ from local_tools.shell.command_wrappers import (
     find_commands,
     peel,
     shell_script,
+    split_clusters,
 )
 
 if TYPE_CHECKING:
@@ -176,6 +182,9 @@ class _Walker:
         if level > _MAX_LEVEL:
             raise _TooDeep
         kind = node.type
+        why = self._evaluates(node)
+        if why is not None:
+            self.errors.append(why)
         if kind == "command":
             self._command(node, io, level, [])
         elif kind == "redirected_statement":
@@ -193,9 +202,37 @@ class _Walker:
             self._heredoc(node, io, level)
         elif kind in ("variable_assignment", "declaration_command"):
             self._assignment(node, level)
+        elif kind in ("for_statement", "select_statement"):
+            self._loop(node, io, level)
         elif kind not in ("heredoc_body", "heredoc_start", "heredoc_end", "comment"):
             for child in node.named_children:
                 self.walk(child, io, level + 1)
+
+    def _evaluates(self, node: Node) -> str | None:
+        """Why `node` may run code hidden in a variable's value (see `expansion_evaluates`)."""
+        kind = node.type
+        arithmetic = kind in ("arithmetic_expansion", "c_style_for_statement") or (
+            kind == "compound_statement" and bool(node.children) and node.children[0].type == "(("
+        )
+        if arithmetic:
+            inner = self.src(node)
+            if kind == "c_style_for_statement":
+                body = node.child_by_field_name("body")
+                inner = inner[: body.start_byte - node.start_byte] if body else inner
+                inner = inner.partition("((")[2].rpartition("))")[0]
+            else:
+                inner = inner[2:-1] if inner.startswith("$[") else inner.strip("$()")
+            if arithmetic_evaluates(inner):
+                return "arithmetic is evaluated at run time (a value like a[$(cmd)] runs cmd)"
+        if kind == "expansion":
+            return expansion_evaluates(self.src(node))
+        if kind == "test_command":
+            ops = {self.src(c) for c in _descendants(node) if c.type == "test_operator"}
+            # -v/-R evaluate a subscript in the name; [[ ]] compares numbers as arithmetic
+            numeric = self.src(node).startswith("[[") and ops & _ARITH_TESTS
+            if ops & {"-v", "-R"} or numeric:
+                return "a test that evaluates a name or arithmetic at run time"
+        return None
 
     def _redirected(self, node: Node, io: _Io, level: int) -> None:
         body = node.child_by_field_name("body")
@@ -251,6 +288,9 @@ class _Walker:
                 self.walk(child, replace(io, redirects=()), level + 1)
 
     def _heredoc_body(self, body: str, level: int) -> None:
+        why = body_evaluates(body)
+        if why is not None:
+            self.errors.append(why)
         found = body_substitutions(body)
         if found is None:
             self.errors.append("a command substitution in a here-document is not closed")
@@ -259,9 +299,11 @@ class _Walker:
             self._nested(inner, self.depth, level, [], _CAPTURED, ())
 
     def _assignment(self, node: Node, level: int) -> None:
-        """A bare `PATH=...` or `export PATH=...` is a subject: it changes what runs next."""
+        """A bare `PATH=...` or `export PATH=...` is a subject: it changes what runs next.
+        So is a value bash may evaluate later (`x='a[$(cmd)]'; echo $((x))`, declare -i/-n)."""
         assigns = [node] if node.type == "variable_assignment" else node.named_children
-        if any(a.type == "variable_assignment" and risky(self.src(a)) for a in assigns):
+        texts = [self.src(a) for a in assigns]
+        if any(risky(t) or _DEFERRED.search(t) or t.startswith(("-", "+")) for t in texts):
             keyword = () if node.type == "variable_assignment" else (node.children[0].type,)
             program = keyword[0] if keyword else ""
             self._append(
@@ -270,6 +312,16 @@ class _Walker:
         for a in assigns:
             for child in a.named_children if a.type == "variable_assignment" else [a]:
                 self.walk(child, _CAPTURED, level + 1)
+
+    def _loop(self, node: Node, io: _Io, level: int) -> None:
+        """`for PATH in ./bin; do ls; done` assigns like `PATH=./bin` does."""
+        var = node.child_by_field_name("variable")
+        if var is not None and risky(self.src(var) + "="):
+            body = node.child_by_field_name("body")
+            head = self.src(node)[: (body.start_byte - node.start_byte) if body else None]
+            self._append(SimpleCommand((), "", head.strip().rstrip(";").strip()))
+        for child in node.named_children:
+            self.walk(child, io, level + 1)
 
     # -- simple commands
 
@@ -382,12 +434,22 @@ class _Walker:
         error: str | None = None,
     ) -> None:
         head = words[0]
+        argv = [w.text for w in words]
         program = program_name(head.text) if head.static else head.text
-        subject = [program if head.static else head.text, *map(shown, words[1:])]
+        args = [shown(w) for w in words[1:]]
+        if head.static and all(w.static for w in words[1:]):
+            args = [shown(Word(a, True)) for a in split_clusters(program, argv[1:])]
+        subject = [program if head.static else head.text, *args]
         reds = io.redirects
+        # a redirection is not in the subject, so `cat < .env` is checked here too
+        if error is None and (
+            any(may_name_dotenv(w.text) for w in words if w.static)
+            or any(may_name_dotenv(r.target, literal=True) for r in reds if r.static)
+        ):
+            error = "a pattern may name a .env file"
         self._append(
             SimpleCommand(
-                argv=tuple(w.text for w in words),
+                argv=tuple(argv),
                 program=program,
                 text=" ".join([*env, *subject, *redirect_text(reds)]),
                 wrappers=wrappers,
@@ -403,6 +465,21 @@ class _Walker:
 
     def _append(self, command: SimpleCommand) -> None:
         self.commands.append(command)
+
+
+_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+# In an assignment: a command's output, or a subscript, that bash may evaluate later
+_DEFERRED = re.compile(r"\$\(|`|\[")
+
+
+def _descendants(node: Node) -> list[Node]:
+    found: list[Node] = []
+    stack = list(node.children)
+    while stack:
+        n = stack.pop()
+        found.append(n)
+        stack.extend(n.children)
+    return found
 
 
 def _list_items(node: Node) -> list[Node]:

@@ -12,6 +12,7 @@ same `Word`. It imports nothing from `command_parse`, so there is no import cycl
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 import shlex
@@ -26,8 +27,12 @@ __all__ = [
     "GLOB",
     "Redirect",
     "Word",
+    "arithmetic_evaluates",
+    "body_evaluates",
     "body_substitutions",
     "changes_program",
+    "expansion_evaluates",
+    "may_name_dotenv",
     "node_redirects",
     "node_text",
     "node_words",
@@ -185,6 +190,110 @@ def risky(assignment: str) -> bool:
 def changes_program(name: str) -> bool:
     """A variable that changes which program runs or makes one run code."""
     return name.startswith("BASH_FUNC_") or _RISKY_VAR.fullmatch(name) is not None
+
+
+# --- expansions that evaluate text as code ---------------------------------------------
+# bash evaluates a variable's value as an arithmetic expression in `${x:OFFSET}`,
+# `${a[SUB]}` and `$((...))`, follows `${!x}`, and prompt-expands `${x@P}`: a value like
+# `a[$(cmd)]` then runs cmd. What the value is is known only at run time.
+
+_PARAMETER = re.compile(r"\$\{#?([A-Za-z_]\w*|\d+|[@*#?$!-])(\[[^\]]*\])?(.?)(.?)")
+_PLAIN_SUB = re.compile(r"\[(-?\d+|[@*])\]")
+_NUMBER_RANGE = re.compile(r":\s*-?\d+\s*(:\s*-?\d+\s*)?\}")
+_SAFE_TRANSFORMS = "QULua"  # quote or change case: nothing is evaluated
+
+
+def expansion_evaluates(text: str) -> str | None:
+    """Why a `${...}` (text starting there) may run code at run time; None if it cannot."""
+    if text.startswith("${!") and not text.startswith("${!}"):
+        return "an indirect expansion ${!...} is resolved at run time"
+    m = _PARAMETER.match(text)
+    if m is None:
+        return None  # not a parameter expansion bash accepts
+    sub, op, nxt = m.group(2), m.group(3), m.group(4)
+    if sub is not None and not _PLAIN_SUB.fullmatch(sub):
+        return "an array subscript is evaluated as arithmetic at run time"
+    if op == "@" and nxt not in _SAFE_TRANSFORMS:
+        return f"the ${{...@{nxt}}} transformation expands the value at run time"
+    if op == ":" and nxt not in "-=?+" and not _NUMBER_RANGE.match(text, m.start(3)):
+        return "a substring offset is evaluated as arithmetic at run time"
+    return None
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_NUMBER_SET = re.compile(r"([A-Za-z_]\w*)\s*=\s*-?\d+\b(?!\s*[=\[])")
+
+
+def arithmetic_evaluates(text: str) -> bool:
+    """Whether an arithmetic expression's text may evaluate an unknown value as code.
+
+    Numbers, operators and names the expression itself sets to a number first
+    (`for ((i=0; i<3; i++))`) are safe; any other name's value is evaluated.
+    """
+    if re.search(r"[$`\[\\'\"]", text):
+        return True
+    numbers = {m.group(1) for m in _NUMBER_SET.finditer(text)}
+    for m in _NAME.finditer(text):
+        if m.group() not in numbers:
+            return True
+        first = _NUMBER_SET.search(text)
+        if first is not None and m.start() < first.start():
+            return True  # used before it is set
+    return False
+
+
+def body_evaluates(body: str) -> str | None:
+    """`expansion_evaluates` for an unquoted here-document body, plus its arithmetic."""
+    if "$((" in body or "$[" in body:
+        return "arithmetic in a here-document is evaluated at run time"
+    for m in re.finditer(r"\$\{", body):
+        why = expansion_evaluates(body[m.start() :])
+        if why is not None:
+            return why
+    return None
+
+
+# --- .env secrets named by a pattern -----------------------------------------------------
+# `cat .env` asks by rule, but bash expands `.en?`, `*.env` or `.{env,x}` to the same
+# file; without looking at the file system, a pattern that could name one asks too.
+
+_DOTENV_NAMES = (".env", "x.env", ".env.local")
+_DOTENV_SAMPLES = (".example", ".sample", ".template")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+def _brace_alternatives(text: str, limit: int = 64) -> list[str]:
+    out, todo = [], [text]
+    while todo and len(out) + len(todo) <= limit:
+        word = todo.pop()
+        m = next((b for b in _BRACES.finditer(word) if "," in b.group(1)), None)
+        if m is None:
+            out.append(word)
+            continue
+        todo.extend(word[: m.start()] + alt + word[m.end() :] for alt in m.group(1).split(","))
+    return out + todo
+
+
+def may_name_dotenv(text: str, *, literal: bool = False) -> bool:
+    """A static word that bash may expand (glob, braces) to a `.env`-style file name;
+    `literal`: a plain name counts too (the rules see only words, not every target)."""
+    if not literal and not GLOB.search(text) and "{" not in text:
+        return False
+    for word in _brace_alternatives(text):
+        name = word.rstrip("/").rpartition("/")[2]
+        if not GLOB.search(name):
+            if name.endswith(_DOTENV_SAMPLES):
+                continue  # read:file allows these
+            if name == ".env" or name.endswith(".env") or name.startswith(".env."):
+                return True
+            continue
+        for candidate in _DOTENV_NAMES:
+            # bash: a leading dot is matched only by a literal one
+            if candidate.startswith(".") and not name.startswith("."):
+                continue
+            if fnmatch.fnmatchcase(candidate, name):
+                return True
+    return False
 
 
 # --- redirections -------------------------------------------------------------------

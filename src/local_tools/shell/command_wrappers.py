@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 from local_tools.shell.command_words import Word
 
-__all__ = ["SHELLS", "WRAPPERS", "Peeled", "Wrapper", "find_commands", "peel", "shell_script"]
+__all__ = [
+    "SHELLS",
+    "WRAPPERS",
+    "Peeled",
+    "Wrapper",
+    "find_commands",
+    "peel",
+    "shell_script",
+    "split_clusters",
+]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"})
 
@@ -152,3 +161,39 @@ def find_commands(words: Sequence[Word]) -> Iterator[list[Word]]:
         if j > i + 1:
             yield list(words[i + 1 : j])
         i = j + 1
+
+
+# --- writing options inside a short-option cluster -------------------------------------
+# Allowed read-only programs with a short option that writes a file: (those letters,
+# the letters that take the rest of the word as a value). `sort -rnuo out in` writes
+# out; the rules see `-o` only when it starts a word, so the cluster is split there.
+_WRITING_SHORT: dict[str, tuple[str, str]] = {
+    "sort": ("o", "kotST"),
+    "file": ("C", "efFmP"),
+    "tree": ("oR", "LPIHTo"),
+}
+
+
+def split_clusters(program: str, args: Sequence[str]) -> list[str]:
+    """`args` with each writing option letter inside a cluster starting its own word."""
+    spec = _WRITING_SHORT.get(program)
+    if spec is None:
+        return list(args)
+    writes, values = spec
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + list(args[i:])
+        if not arg.startswith("-") or arg.startswith("--"):
+            out.append(arg)
+            continue
+        start = 1
+        for k in range(1, len(arg)):
+            ch = arg[k]
+            if ch in writes and k > start:
+                out.append("-" + arg[start:k])
+                start = k
+            if ch in values:
+                break
+        out.append("-" + arg[start:])
+    return out
