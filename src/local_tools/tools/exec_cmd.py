@@ -149,9 +149,10 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         for fd in launch.pass_fds:
             os.close(fd)
     if args.background:
-        return {**process_state(proc), "sandbox": sandbox_note or "on",
-                "message": f"Started in the background as {proc.process_id}; read its output "
-                "with process_output, end it with process_kill."}  # fmt: skip
+        started = {**process_state(proc), "message": f"Started in the background as "
+                   f"{proc.process_id}; read its output with process_output, end it with "
+                   "process_kill."}  # fmt: skip
+        return {**started, "sandbox_note": sandbox_note} if sandbox_note else started
     timeout = args.timeout if args.timeout is not None else ctx.limits.exec_timeout
     yield_after = args.yield_after
     if yield_after is None and ctx.transport in _REMOTE_TRANSPORTS:
@@ -163,6 +164,7 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         elif not await proc.command.wait_async(timeout):
             proc.command.kill("timeout")
             await proc.command.wait_async(5.0)
+            manager.discard(proc.process_id)
             raise _timed_out(proc, ctx, timeout)
     except asyncio.CancelledError:
         proc.command.kill("cancel")
