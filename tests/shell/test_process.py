@@ -190,3 +190,13 @@ def test_kill_without_process_groups_or_cgroups(
     assert cmd.wait(10)
     time.sleep(0.2)
     assert _marked(cmd.tree.marker) == []
+
+
+def test_a_command_that_cannot_start_is_an_execution_error(tmp_path: Path) -> None:
+    manager = ProcessManager(tmp_path / "spill")
+    with pytest.raises(ExecutionError, match="Could not start"):
+        manager.start(
+            "x", [str(tmp_path / "no-such-shell"), "-c", "true"], owner="u", cwd=tmp_path,
+            env={}, background=False, stdin=False,
+        )  # fmt: skip
+    manager.close()

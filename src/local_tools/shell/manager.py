@@ -69,11 +69,14 @@ class ProcessManager:
                     "block=true, or end one with process_kill."
                 )
             process_id = f"p{next(self._ids)}"
-            running = RunningCommand(
-                command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
-                name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
-                pass_fds=pass_fds,
-            )  # fmt: skip
+            try:
+                running = RunningCommand(
+                    command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
+                    name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
+                    pass_fds=pass_fds,
+                )  # fmt: skip
+            except OSError as exc:  # no shell, no fds left, cwd gone: the host refused
+                raise ExecutionError(f"Could not start the command: {exc}.") from None
             proc = ManagedProcess(process_id, owner, running, background)
             self._procs[process_id] = proc
             self._forget_old()
