@@ -156,6 +156,7 @@ def _cmd_list(ns: argparse.Namespace) -> int:
             print(json.dumps(tools, indent=2, ensure_ascii=False))
             return EXIT_OK
         by_set: dict[str, list[dict[str, Any]]] = {}
+        width = max((len(t["permission"] or "-") for t in tools), default=1)
         for t in tools:
             by_set.setdefault(t["toolset"], []).append(t)
         for toolset, members in sorted(by_set.items()):
@@ -163,7 +164,7 @@ def _cmd_list(ns: argparse.Namespace) -> int:
             for t in members:
                 aliases = f"  (aliases: {', '.join(t['aliases'])})" if t["aliases"] else ""
                 first = _summary(t["description"])
-                print(f"  {t['name']:<16} {t['permission'] or '-':<14} {first}{aliases}")
+                print(f"  {t['name']:<16} {t['permission'] or '-':<{width}} {first}{aliases}")
     return EXIT_OK
 
 
