@@ -1,4 +1,4 @@
-"""The ``local-tools`` command: call, list, schema, log, doctor, init.
+"""The ``local-tools`` command: call, list, schema, log, doctor, init, serve.
 
 Thin: parse arguments, build a Toolbox, print. Exit codes for ``call``: 0 success,
 1 tool error, 2 usage error (bad arguments, bad config).
@@ -89,6 +89,14 @@ def _parser() -> argparse.ArgumentParser:
     init = sub.add_parser("init", parents=[common], help="write a commented local-tools.toml")
     init.add_argument("--force", action="store_true", help="replace an existing file")
     init.set_defaults(handler=_cmd_init)
+
+    serve = sub.add_parser("serve", help="serve the tools to other programs")
+    servers = serve.add_subparsers(dest="server", metavar="SERVER", required=True)
+    mcp = servers.add_parser("mcp", parents=[common], help="an MCP server (stdio or HTTP)")
+    mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback)")
+    mcp.add_argument("--port", type=int, default=39528, help="HTTP port (default 39528)")
+    mcp.set_defaults(handler=_cmd_serve_mcp)
     return parser
 
 
@@ -207,6 +215,23 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
     with _toolbox(ns) as tb:
         for name, value in diagnose(tb):
             print(f"{name:<16} {value}")
+    return EXIT_OK
+
+
+def _cmd_serve_mcp(ns: argparse.Namespace) -> int:
+    import asyncio
+
+    # Deferred: the MCP SDK takes about a second to import; no other command pays it.
+    from local_tools.transports.mcp import LocalToolsMcp, serve_http, serve_stdio
+
+    app = LocalToolsMcp(ns.workspace, ns.config)  # a broken config is reported per call
+    try:
+        if ns.transport == "http":
+            asyncio.run(serve_http(app, ns.host, ns.port))
+        else:
+            asyncio.run(serve_stdio(app))
+    except KeyboardInterrupt:
+        pass
     return EXIT_OK
 
 

@@ -1,0 +1,282 @@
+"""The MCP server: every enabled tool of a Toolbox, over stdio or streamable HTTP.
+
+Thin: tools/list turns `Tool`s into MCP tools, tools/call turns a call into
+`Toolbox.arun(...)` and the envelope into a `CallToolResult`. The runner validates,
+authorizes, bounds and audits. The only module that imports the `mcp` SDK (its
+import costs about a second), so `import local_tools` stays light.
+
+`ask` permissions become an elicitation form when the client declared elicitation:
+a server-to-client request on legacy protocol versions, an `InputRequiredResult`
+round trip on 2026-07-28 (which has no server-to-client requests; the call is re-run
+with the answers, see `interact/mcp_elicit.py`). Without it, an ask is denied with
+the rule to add, as the runner does with no asker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from local_tools.core.config import ConfigError
+from local_tools.core.registry import DuplicateToolError, PluginError
+from local_tools.core.tool import Tool
+from local_tools.interact.base import Asker
+from local_tools.interact.mcp_asker import McpAsker
+from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
+from local_tools.toolbox import Toolbox
+from local_tools.transports.schemas import to_mcp
+
+__all__ = ["LocalToolsMcp", "serve_http", "serve_stdio"]
+
+log = logging.getLogger("local_tools.mcp")
+
+USER_ID = "default"
+# Not an ErrorCode of the runner: no call ran. The text names the file and the key.
+CONFIG_ERROR = "CONFIG_ERROR"
+_BASE64_SUFFIX = "_base64"
+_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
+
+
+class LocalToolsMcp:
+    """The server's state: the workspace (fixed, from roots, or the cwd) and its Toolbox."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | None = None,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self._fixed = Path(workspace).resolve() if workspace is not None else None
+        self._config = config
+        self._state_dir = state_dir
+        self._from_roots: Path | None = None
+        self._roots_asked = False
+        self._toolboxes: dict[Path, Toolbox] = {}
+        self._errors: dict[Path, str] = {}
+        self._announced: Path | None = None
+        self.elicit = RoundTripElicit()
+        if self._fixed is not None:
+            self._load(self._fixed)  # a broken config is logged at start, not at the first call
+
+    def server(self) -> Server[Any]:
+        from local_tools import __version__
+
+        server: Server[Any] = Server(
+            "local-tools",
+            version=__version__,
+            title="local-tools",
+            instructions="Local file, search and shell tools, jailed to one workspace.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        # Registered directly: the constructor's on_roots_list_changed warns (deprecated in
+        # 2026-07-28), but legacy clients still send it.
+        server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, self._roots_changed
+        )
+        return server
+
+    def close(self) -> None:
+        for tb in self._toolboxes.values():
+            tb.close()
+        self._toolboxes.clear()
+
+    # -- handlers ---------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tb = self._load(await self._workspace(ctx))
+        tools = tb.registry.enabled() if tb is not None else _builtin_tools()
+        return types.ListToolsResult(tools=[mcp_tool(t) for t in tools if t.name != "invalid"])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        workspace = await self._workspace(ctx)
+        tb = self._load(workspace)
+        if tb is None:
+            return _error_result(CONFIG_ERROR, self._errors[workspace])
+        args = params.arguments or {}
+        state = self.elicit.start(params) if _modern(ctx) else None
+        try:
+            envelope = await tb.arun(
+                params.name,
+                args,
+                user_id=USER_ID,
+                asker=self._asker(ctx, state),
+                transport="mcp",
+            )
+        except InputRequired as need:
+            return need.result
+        return call_result(tb, envelope)
+
+    async def _roots_changed(
+        self, ctx: ServerRequestContext[Any], params: types.NotificationParams
+    ) -> None:
+        self._roots_asked = False  # asked again before the next request
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _asker(self, ctx: ServerRequestContext[Any], state: Any) -> Asker | None:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return None  # no person to ask: the runner denies, naming the rule
+        if state is not None:
+            return McpAsker(state.elicit)
+
+        async def elicit(
+            message: str, schema: dict[str, Any]
+        ) -> tuple[str, Mapping[str, Any] | None]:
+            result = await ctx.session.elicit_form(message, schema, ctx.request_id)
+            return result.action, result.content
+
+        return McpAsker(elicit)
+
+    async def _workspace(self, ctx: ServerRequestContext[Any]) -> Path:
+        if self._fixed is not None:
+            return self._fixed
+        if not self._roots_asked:
+            self._roots_asked = True
+            self._from_roots = await _first_local_root(ctx)
+        chosen = self._from_roots or Path.cwd().resolve()
+        if chosen != self._announced:
+            self._announced = chosen
+            how = "the client's roots" if self._from_roots else "the current directory"
+            log.warning("workspace: %s (from %s)", chosen, how)
+        return chosen
+
+    def _load(self, workspace: Path) -> Toolbox | None:
+        """The workspace's Toolbox, or None when its config is broken (the error is kept)."""
+        if workspace in self._toolboxes:
+            return self._toolboxes[workspace]
+        if workspace in self._errors:
+            return None
+        try:
+            tb = Toolbox(workspace, self._config, state_dir=self._state_dir)
+        except (ConfigError, DuplicateToolError, PluginError) as exc:
+            # The server keeps running so every call can tell the person what is wrong.
+            self._errors[workspace] = str(exc)
+            log.error("local-tools: %s", exc)
+            return None
+        self._toolboxes[workspace] = tb
+        if self._fixed is not None:
+            log.warning("workspace: %s (from --workspace)", tb.workspace)
+        return tb
+
+
+def mcp_tool(tool: Tool) -> types.Tool:
+    """A `Tool` as MCP lists it: schema, a title, every hint sent explicitly."""
+    listed = to_mcp(tool)
+    if not listed["inputSchema"].get("properties"):
+        listed["inputSchema"] = dict(_EMPTY_SCHEMA)
+    listed["title"] = tool.name.replace("_", " ").capitalize()
+    return types.Tool.model_validate(listed)
+
+
+def call_result(tb: Toolbox, envelope: Mapping[str, Any]) -> types.CallToolResult:
+    """The envelope as MCP's result: the model's text, structured output, images apart."""
+    if not envelope.get("success"):
+        err = envelope.get("error") or {}
+        return _error_result(str(err.get("error_code")), str(err.get("message")))
+    output = envelope.get("output")
+    structured = dict(output) if isinstance(output, Mapping) else {"result": output}
+    images: list[types.ContentBlock] = []
+    mime = structured.get("mime_type")
+    for key in [k for k in structured if k.endswith(_BASE64_SUFFIX)]:
+        data = structured.pop(key)  # sent once, as image content, not again inside JSON
+        if isinstance(data, str) and isinstance(mime, str) and mime.startswith("image/"):
+            images.append(types.ImageContent(type="image", data=data, mime_type=mime))
+    text = types.TextContent(type="text", text=tb.render(envelope))
+    return types.CallToolResult(content=[text, *images], structured_content=structured)
+
+
+def _error_result(code: str, message: str) -> types.CallToolResult:
+    text = f"Error [{code}]: {message}"
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _modern(ctx: ServerRequestContext[Any]) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+async def _first_local_root(ctx: ServerRequestContext[Any]) -> Path | None:
+    """The first of the client's roots that is a local directory, or None.
+
+    Legacy protocol versions only: 2026-07-28 has no server-to-client roots/list.
+    """
+    caps = ctx.session.client_capabilities
+    if _modern(ctx) or caps is None or caps.roots is None:
+        return None
+    try:
+        result = await ctx.session.list_roots()
+    except Exception as exc:  # a client that cannot answer: fall back to the cwd
+        log.warning("could not list the client's roots: %s", exc)
+        return None
+    for root in result.roots:
+        url = urlparse(str(root.uri))
+        path = Path(unquote(url.path))
+        if url.scheme == "file" and path.is_dir():
+            return path.resolve()
+        log.warning("skipping root %s: not a local directory", root.uri)
+    return None
+
+
+def _builtin_tools() -> list[Tool]:
+    from local_tools.tools import builtin_tools
+
+    return list(builtin_tools())
+
+
+def _stderr_logging() -> None:
+    # stdout is the protocol on stdio: everything the server says goes to stderr.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+async def serve_stdio(app: LocalToolsMcp) -> None:
+    from mcp.server.stdio import stdio_server
+
+    _stderr_logging()
+    server = app.server()
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        app.close()
+
+
+async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39528) -> None:
+    """Streamable HTTP at http://HOST:PORT/mcp; Host and Origin must be loopback."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    _stderr_logging()
+    # Always on, whatever the bind address: a page in a browser must not reach the
+    # tools through DNS rebinding (CVE-2025-66414's class).
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    starlette = app.server().streamable_http_app(transport_security=security, host=host)
+    config = uvicorn.Config(starlette, host=host, port=port, log_level="warning", lifespan="on")
+    log.warning("local-tools MCP server on http://%s:%d/mcp", host, port)
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        app.close()
