@@ -189,6 +189,29 @@ def test_ask_without_elicitation_is_denied_naming_the_rule(workspace: Path) -> N
     assert (workspace / "keep.txt").exists()
 
 
+def test_workspace_from_the_clients_roots(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "a.txt").write_text("from roots\n")
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[
+                types.Root(uri=(tmp_path / "missing").as_uri()),  # skipped: not a directory
+                types.Root(uri=workspace.as_uri()),
+            ]
+        )
+
+    async def main() -> None:
+        app = LocalToolsMcp()  # no --workspace
+        try:
+            async with Client(app.server(), mode="legacy", list_roots_callback=roots) as c:
+                read = await c.call_tool("read_file", {"path": "a.txt"})
+        finally:
+            app.close()
+        assert read.structured_content["content"] == "from roots\n"
+
+    _run(main)
+
+
 def _alive(needle: str) -> bool:
     for proc in psutil.process_iter(["cmdline", "status"]):
         cmdline = " ".join(proc.info["cmdline"] or [])

@@ -220,7 +220,9 @@ async def _first_local_root(ctx: ServerRequestContext[Any]) -> Path | None:
     if _modern(ctx) or caps is None or caps.roots is None:
         return None
     try:
-        result = await ctx.session.list_roots()
+        # The typed request, not session.list_roots(): that one warns that roots are
+        # deprecated in 2026-07-28, which is why this runs on legacy versions only.
+        result = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult)
     except Exception as exc:  # a client that cannot answer: fall back to the cwd
         log.warning("could not list the client's roots: %s", exc)
         return None
