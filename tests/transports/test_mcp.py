@@ -311,7 +311,7 @@ def test_broken_config_answers_every_call(workspace: Path) -> None:
                 result = await c.call_tool("read_file", {"path": "x"})
                 assert result.is_error
                 text = _text(result)
-                assert text.startswith("Error [CONFIG_ERROR]:")
+                assert text.startswith("Error [EXECUTION_ERROR]:")
                 assert "max_output_lines" in text and "local-tools.toml" in text
 
     _run(main)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from local_tools.interact.base import Answer, PermissionRequest
-from local_tools.interact.terminal import _safe
+from local_tools.interact.terminal import safe_text
 
 __all__ = ["ElicitFunc", "McpAsker", "permission_form"]
 
@@ -48,17 +48,17 @@ class McpAsker:
 
 def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
     """The message and the requested schema (spec-valid primitive enum) for `request`."""
-    subject = "(the whole permission)" if request.subject is None else _safe(request.subject)
+    subject = "(the whole permission)" if request.subject is None else safe_text(request.subject)
     lines = [
-        f"local-tools: {_safe(request.tool)} needs {_safe(request.permission)}",
+        f"local-tools: {safe_text(request.tool)} needs {safe_text(request.permission)}",
         f"subject: {subject}",
     ]
     if request.summary:
-        lines.append(f"summary: {_safe(request.summary)}")
+        lines.append(f"summary: {safe_text(request.summary)}")
     choices = ["once", "always", "deny"]
     if request.suggestion is not None:
         choices.insert(2, "pattern")
-        lines.append(f"pattern: {_safe(request.suggestion)}")
+        lines.append(f"pattern: {safe_text(request.suggestion)}")
     schema = {
         "type": "object",
         "properties": {

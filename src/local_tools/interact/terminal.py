@@ -15,7 +15,7 @@ from typing import TextIO
 
 from local_tools.interact.base import Answer, PermissionRequest
 
-__all__ = ["TerminalAsker", "parse_answer", "render_request"]
+__all__ = ["TerminalAsker", "parse_answer", "render_request", "safe_text"]
 
 _ANSWERS: dict[str, Answer] = {
     "o": "once",
@@ -74,20 +74,21 @@ def parse_answer(line: str) -> Answer:
 
 
 def render_request(request: PermissionRequest) -> str:
-    subject = "(the whole permission)" if request.subject is None else _safe(request.subject)
+    subject = "(the whole permission)" if request.subject is None else safe_text(request.subject)
     lines = [
         "",
         "local-tools: permission needed",
-        f"  tool:       {_safe(request.tool)}",
-        f"  permission: {_safe(request.permission)}",
+        f"  tool:       {safe_text(request.tool)}",
+        f"  permission: {safe_text(request.permission)}",
         f"  subject:    {subject}",
-        f"  user:       {_safe(request.user_id)}",
+        f"  user:       {safe_text(request.user_id)}",
     ]
     if request.summary:
-        lines.append(f"  summary:    {_safe(request.summary)}")
+        lines.append(f"  summary:    {safe_text(request.summary)}")
     if request.suggestion is not None:
+        pattern = safe_text(request.suggestion)
         lines.append(
-            f"Allow? [o]nce / [a]lways this exact command / [p]attern {_safe(request.suggestion)}"
+            f"Allow? [o]nce / [a]lways this exact command / [p]attern {pattern}"
             " from now on / [d]eny (default deny): "
         )
     else:
@@ -95,7 +96,7 @@ def render_request(request: PermissionRequest) -> str:
     return "\n".join(lines)
 
 
-def _safe(text: str) -> str:
+def safe_text(text: str) -> str:
     """Escape control and format characters.
 
     The subject comes from the model: raw escape sequences, carriage returns or

@@ -28,6 +28,7 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local_tools.core.config import ConfigError
+from local_tools.core.errors import ErrorCode
 from local_tools.core.registry import DuplicateToolError, PluginError
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
@@ -41,8 +42,6 @@ __all__ = ["LocalToolsMcp", "serve_http", "serve_stdio"]
 log = logging.getLogger("local_tools.mcp")
 
 USER_ID = "default"
-# Not an ErrorCode of the runner: no call ran. The text names the file and the key.
-CONFIG_ERROR = "CONFIG_ERROR"
 _BASE64_SUFFIX = "_base64"
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
 
@@ -107,7 +106,8 @@ class LocalToolsMcp:
         workspace = await self._workspace(ctx)
         tb = self._load(workspace)
         if tb is None:
-            return _error_result(CONFIG_ERROR, self._errors[workspace])
+            # No call could run; the message names the file and the key to fix.
+            return _error_result(ErrorCode.EXECUTION_ERROR.value, self._errors[workspace])
         args = params.arguments or {}
         state = self.elicit.start(params) if _modern(ctx) else None
         try:
