@@ -200,28 +200,12 @@ def test_openai_strict_flag_and_description_length(
         assert 0 < len(fn["description"]) <= OPENAI_DESCRIPTION_LIMIT, fn["name"]
 
 
-# Known over the limit; the OpenAI export cuts them, which loses text a model should
-# read. Shorten them in tools/ and drop them from this set (strict xfail says when).
-_TOO_LONG = {"apply_patch", "grep"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="description > 1,024"))
-        if n in _TOO_LONG
-        else n
-        for n in SAMPLES
-    ],
-)
-def test_tool_description_fits_openai_limit(tools: list[Tool], name: str) -> None:
-    t = next(t for t in tools if t.name == name)
-    assert len(t.description) <= OPENAI_DESCRIPTION_LIMIT, f"{name}: {len(t.description)} chars"
-
-
-def test_no_tool_outside_the_list_has_a_long_description(tools: list[Tool]) -> None:
-    long = {t.name for t in tools if len(t.description) > OPENAI_DESCRIPTION_LIMIT}
-    assert long <= _TOO_LONG
+def test_every_tool_description_fits_openai_limit(tools: list[Tool]) -> None:
+    # The OpenAI export would cut a longer one, losing text a model should read.
+    long = {
+        t.name: len(t.description) for t in tools if len(t.description) > OPENAI_DESCRIPTION_LIMIT
+    }
+    assert long == {}
 
 
 def test_openai_strict_rules(tools: list[Tool]) -> None:

@@ -68,20 +68,15 @@ The patch format (V4A):
 *** Delete File: src/old.py
 *** End Patch
 
-In an Update File section each hunk starts with '@@', optionally followed by a line
-copied from the file above the change (its def or class) to say where it is; more
-'@@ line' headers narrow it further. Hunk lines start with ' ' (unchanged context:
-give about 3 lines before and after the change), '-' (removed) or '+' (added). The
-context and removed lines must match the file at exactly one place below the header
-and the previous hunk, so hunks go in file order; whitespace differences are
-tolerated. '*** End of File' after a hunk's lines anchors it at the end of the file.
-'*** Move to:' right after '*** Update File:' renames the file.
+Each hunk starts with '@@', optionally followed by a line from above the change (its
+def or class). Hunk lines start with ' ' (about 3 lines of context), '-' (removed) or
+'+' (added); they must match exactly one place, in file order (whitespace differences
+are tolerated). '*** End of File' anchors a hunk at the end; '*** Move to:' renames.
 
-If anything fails nothing is changed, and the error names the hunk: CONFLICT when it
-matches several places (add context), NOT_FOUND with the closest lines of the file.
-Files keep their line endings and BOM. Deleting or renaming also needs delete
-permission (by default the user is asked). The output lists each file with its
-action and a unified diff of all changes."""
+If anything fails nothing changes: CONFLICT when a hunk matches several places (add
+context), NOT_FOUND with the closest lines. Line endings and BOM are kept. Deleting or
+renaming needs delete permission (asks by default). Output: each file's action and a
+unified diff."""
 
 
 # ----------------------------------------------------------------------------- plan

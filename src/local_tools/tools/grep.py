@@ -52,26 +52,22 @@ class GrepArgs(Args):
     )
 
 
-DESCRIPTION = f"""Search file contents with a regular expression. Fast (ripgrep); when ripgrep
-is missing a pure-Python fallback returns the same results.
+DESCRIPTION = f"""Search file contents with a regular expression (ripgrep; a pure-Python
+fallback gives the same results).
 
-Syntax is Rust regex, as in ripgrep: \\w \\d \\s \\b, [a-z], (a|b), x{{2,5}}, (?i); no
-look-around or backreferences. A match never spans lines. Escape ( ) [ ] {{ }} . * + ? ^ $ |
-and \\ with a backslash to match them literally (e.g. "log\\.Error\\(").
+Rust regex syntax: \\w \\d \\s \\b, [a-z], (a|b), x{{2,5}}, (?i); no look-around or
+backreferences; a match never spans lines. Escape ( ) [ ] {{ }} . * + ? ^ $ | and \\ to
+match them literally (e.g. "log\\.Error\\(").
 
-`path` is a folder (searched recursively) or a single file. `include` limits the files
-by glob (without a "/" it matches file names at any depth; unused when `path` is a file).
-.gitignore, .ignore and .rgignore files are honoured, .git and binary files skipped,
-other hidden files searched, symlinks not followed.
+`path` is a folder (recursive) or one file. `include` filters files by glob (without "/"
+it matches names at any depth). .gitignore/.ignore are honoured; .git and binary files
+are skipped; hidden files are searched.
 
-Returns at most {MAX_MATCHES} matching lines as {{path, line, text}}, files with the newest
-changes first and lines in order inside a file; with `context`, the lines around each match
-are added, marked "context": true. `total` is the exact number of matching lines in all
-files (a separate counting pass, so it stays exact when only {MAX_MATCHES} are shown), and
-`truncated` says some were left out: then narrow the search with a more specific pattern,
-a smaller path or `include`. Lines longer than {MAX_LINE_CHARS} characters are cut. Files the
-permission rules do not let you read without asking (such as .env) are left out and
-counted in `note`. Use glob to find files by name."""
+Returns at most {MAX_MATCHES} lines as {{path, line, text}}, newest files first; `context`
+adds surrounding lines marked "context": true. `total` is the exact count of matching
+lines; `truncated` means some were left out: narrow the pattern, path or `include`.
+Lines over {MAX_LINE_CHARS} characters are cut. Files you may not read without asking
+(such as .env) are left out and counted in `note`. Use glob to find files by name."""
 
 
 def _cut(text: str) -> str:
