@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
+NODE_DEPS := tests/interop/node_modules/.installed
+
 .PHONY: run test lint bench clean
 
 $(BIN)/.installed: pyproject.toml
@@ -22,7 +24,13 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-test: lint
+# MCP clients and servers nobody here wrote (TypeScript SDK, Inspector CLI, the
+# reference filesystem server), pinned by package-lock.json.
+$(NODE_DEPS): tests/interop/package.json tests/interop/package-lock.json
+	cd tests/interop && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: lint $(NODE_DEPS)
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
@@ -33,4 +41,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/exec.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules
