@@ -11,6 +11,7 @@ from typing import Any
 
 from local_tools.core.audit import AuditLog
 from local_tools.core.config import Action, Config, load_config
+from local_tools.core.context import ProgressFunc
 from local_tools.core.output import cleanup_spills, render_compact
 from local_tools.core.registry import Registry
 from local_tools.core.runner import Runner
@@ -122,8 +123,11 @@ class Toolbox:
         user_id: str = "default",
         asker: Asker | None = None,
         transport: str = "python",
+        on_progress: ProgressFunc | None = None,
     ) -> dict[str, Any]:
-        return await self.runner.arun(name, args, user_id=user_id, asker=asker, transport=transport)
+        return await self.runner.arun(
+            name, args, user_id=user_id, asker=asker, transport=transport, on_progress=on_progress
+        )
 
     def run(
         self,

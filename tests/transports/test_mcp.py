@@ -364,3 +364,30 @@ def test_streamable_http(workspace: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_progress_while_a_command_runs(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_tools.tools import exec_cmd
+
+    monkeypatch.setattr(exec_cmd, "PROGRESS_EVERY", 0.2)
+    (workspace / "local-tools.toml").write_text('[permissions]\n"execute:command" = "allow"\n')
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def main() -> None:
+        async with _memory(workspace) as c:
+            result = await c.call_tool(
+                "exec_cmd", {"command": "sleep 1; echo done"}, progress_callback=on_progress
+            )
+            assert not result.is_error, _text(result)
+            assert result.structured_content["stdout"] == "done\n"
+            quiet = await c.call_tool("exec_cmd", {"command": "echo x"})
+            assert not quiet.is_error
+
+    _run(main)
+    assert len(seen) >= 2, seen
+    progress = [p for p, _, _ in seen]
+    assert progress == sorted(progress) and len(set(progress)) == len(progress)
+    assert all(m and m.startswith("running for") for _, _, m in seen)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from local_tools.security.jail import Jail
     from local_tools.security.policy import Policy
 
-__all__ = ["ToolContext"]
+__all__ = ["ProgressFunc", "ToolContext"]
 
 ProgressFunc = Callable[[str, "float | None"], None]
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from local_tools.core.audit import AuditLog, AuditRecord
 from local_tools.core.config import Config
-from local_tools.core.context import ToolContext
+from local_tools.core.context import ProgressFunc, ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
 from local_tools.core.output import bound_text
 from local_tools.core.registry import Registry
@@ -74,7 +74,10 @@ class Runner:
         call_id: str | None = None,
         asker: Asker | None = None,
         transport: str = "python",
+        on_progress: ProgressFunc | None = None,
     ) -> dict[str, Any]:
+        """`on_progress(message, fraction)` hears a long tool's progress (fraction may be
+        None); it may be called from a worker thread."""
         started = time.perf_counter()
         call_id = call_id or self._new_call_id()
         tool = self.registry.resolve(name) if isinstance(name, str) else None
@@ -84,7 +87,9 @@ class Runner:
         try:
             if tool is None:
                 raise self._unknown_tool(name)
-            output = await self._call(tool, raw_args, call_id, user_id, asker, transport)
+            output = await self._call(
+                tool, raw_args, call_id, user_id, asker, transport, on_progress
+            )
             envelope = {"success": True, "output": output}
         except ToolError as exc:
             envelope = _error(exc.code, exc.message, exc.details)
@@ -124,6 +129,7 @@ class Runner:
         user_id: str,
         asker: Asker | None,
         transport: str,
+        on_progress: ProgressFunc | None = None,
     ) -> dict[str, Any]:
         if not isinstance(raw_args, Mapping):
             raise InvalidInput(
@@ -148,6 +154,7 @@ class Runner:
             transport=transport,
             runner=self,
             resources=self.resources,
+            on_progress=on_progress,
         )
         if tool.permission is not None:
             subjects = tool.subjects(args, ctx) if tool.subjects is not None else None

@@ -6,6 +6,7 @@ import asyncio
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ MAX_TIMEOUT = 600.0
 # a command still running is handed back as a background process to poll.
 REMOTE_YIELD_AFTER = 30.0
 _REMOTE_TRANSPORTS = ("mcp", "http")
+PROGRESS_EVERY = 5.0  # seconds between progress reports while a command runs
 
 
 class ExecArgs(Args):
@@ -159,9 +161,9 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         yield_after = REMOTE_YIELD_AFTER
     try:
         if yield_after is not None and yield_after < timeout:
-            if not await proc.command.wait_async(yield_after):
+            if not await _wait(proc, ctx, yield_after):
                 return _yielded(proc, ctx, timeout - yield_after)
-        elif not await proc.command.wait_async(timeout):
+        elif not await _wait(proc, ctx, timeout):
             proc.command.kill("timeout")
             await proc.command.wait_async(5.0)
             manager.discard(proc.process_id)
@@ -172,6 +174,22 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         raise
     manager.discard(proc.process_id)
     return _result(proc, ctx, sandbox_note)
+
+
+async def _wait(proc: ManagedProcess, ctx: ToolContext, limit: float) -> bool:
+    """Wait up to `limit` s for the command; report progress meanwhile when someone
+    listens (an MCP client may reset its own call timeout on each report)."""
+    if ctx.on_progress is None:
+        return await proc.command.wait_async(limit)
+    cmd = proc.command
+    deadline = time.monotonic() + limit
+    while (left := deadline - time.monotonic()) > 0:
+        if await cmd.wait_async(min(PROGRESS_EVERY, left)):
+            return True
+        elapsed = time.monotonic() - cmd.started_monotonic
+        printed = cmd.stdout.total_bytes + cmd.stderr.total_bytes
+        ctx.progress(f"running for {elapsed:.0f} s, {printed} bytes of output so far")
+    return cmd.done.is_set()
 
 
 def _working_dir(ctx: ToolContext, cwd: str) -> Path:

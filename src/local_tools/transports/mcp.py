@@ -14,6 +14,7 @@ the rule to add, as the runner does with no asker.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -28,6 +29,7 @@ from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local_tools.core.config import ConfigError
+from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
 from local_tools.core.registry import DuplicateToolError, PluginError
 from local_tools.core.tool import Tool
@@ -117,6 +119,7 @@ class LocalToolsMcp:
                 user_id=USER_ID,
                 asker=self._asker(ctx, state),
                 transport="mcp",
+                on_progress=_progress_sender(ctx),
             )
         except InputRequired as need:
             return need.result
@@ -282,3 +285,22 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
         await uvicorn.Server(config).serve()
     finally:
         app.close()
+
+
+def _progress_sender(ctx: ServerRequestContext[Any]) -> ProgressFunc:
+    """notifications/progress for this request (clients such as the TypeScript SDK can
+    reset their call timeout on each); the SDK drops them when the caller asked none."""
+    loop = asyncio.get_running_loop()
+    count = 0
+
+    def send(message: str, fraction: float | None) -> None:
+        nonlocal count
+        count += 1  # progress must increase even when the tool knows no fraction
+        progress, total = (fraction * 100, 100.0) if fraction is not None else (count, None)
+        report = ctx.session.report_progress(progress, total, message)
+        try:  # the tool may report from a worker thread: hand the send to the loop
+            loop.call_soon_threadsafe(asyncio.ensure_future, report)
+        except RuntimeError:  # the loop is gone with the connection: nobody to tell
+            report.close()
+
+    return send
