@@ -391,3 +391,26 @@ def test_progress_while_a_command_runs(workspace: Path, monkeypatch: pytest.Monk
     progress = [p for p, _, _ in seen]
     assert progress == sorted(progress) and len(set(progress)) == len(progress)
     assert all(m and m.startswith("running for") for _, _, m in seen)
+
+
+def test_server_lists_what_schema_format_mcp_prints(workspace: Path) -> None:
+    from local_tools import Toolbox
+    from local_tools.transports.schemas import tool_schemas
+
+    tb = Toolbox(workspace)
+    printed = {d["name"]: d for d in tool_schemas(tb.registry.enabled(), "mcp")}
+    tb.close()
+
+    async def main() -> None:
+        async with _memory(workspace) as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+        assert set(listed) == set(printed)
+        for name, tool in listed.items():
+            decl = printed[name]
+            assert tool.input_schema == decl["inputSchema"], name
+            assert tool.description == decl["description"], name
+            hints = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+            for key, value in decl["annotations"].items():
+                assert hints[key] == value, (name, key)
+
+    _run(main)
