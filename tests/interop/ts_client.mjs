@@ -35,7 +35,10 @@ function makeTransport(mode, rest) {
     // server's state dir and PYTHONPATH through it. The server's stderr goes to ours.
     return new StdioClientTransport({ command, args, env: { ...process.env }, stderr: "inherit" });
   }
-  return new StreamableHTTPClientTransport(new URL(rest[0]));
+  // local-tools' HTTP servers want its bearer token (LOCAL_TOOLS_TOKEN in the test).
+  const token = process.env.LOCAL_TOOLS_TOKEN;
+  const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+  return new StreamableHTTPClientTransport(new URL(rest[0]), { requestInit });
 }
 
 // A call's outcome as data: a protocol error or a client-side rejection (e.g. output

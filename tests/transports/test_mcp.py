@@ -23,11 +23,13 @@ import anyio
 import mcp_types as types
 import psutil
 import pytest
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from local_tools.core.state import STATE_DIR_ENV
 from local_tools.transports.mcp import LocalToolsMcp
+from mcp import Client
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 
@@ -317,6 +319,9 @@ def test_broken_config_answers_every_call(workspace: Path) -> None:
     _run(main)
 
 
+TOKEN = "test-token-0123456789"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -331,7 +336,7 @@ def test_streamable_http(workspace: Path) -> None:
         [sys.executable, "-m", "local_tools", *args, "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, **_env()},
+        env={**os.environ, **_env(), "LOCAL_TOOLS_TOKEN": TOKEN},
     )
     try:
         deadline = time.monotonic() + 20
@@ -344,7 +349,12 @@ def test_streamable_http(workspace: Path) -> None:
                 time.sleep(0.05)
 
         async def main() -> None:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+            url = f"http://127.0.0.1:{port}/mcp"
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with (
+                create_mcp_http_client(headers=headers) as auth,
+                Client(streamable_http_client(url, http_client=auth)) as c,
+            ):
                 assert (await c.list_tools()).tools
                 read = await c.call_tool("read_file", {"path": "a.txt"})
                 assert read.structured_content["content"] == "over http\n"
@@ -352,15 +362,24 @@ def test_streamable_http(workspace: Path) -> None:
                 assert bad.is_error
 
         _run(main)
-        # DNS rebinding: a page served from another name must not reach the server.
-        for headers in ({"Host": "evil.example"}, {"Origin": "http://evil.example"}):
+
+        def status(headers: dict[str, str]) -> int:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             body = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
             base = {"Content-Type": "application/json", "Accept": "application/json"}
             conn.request("POST", "/mcp", body=body, headers={**base, **headers})
-            status = conn.getresponse().status
+            code = conn.getresponse().status
             conn.close()
-            assert status in (403, 421), headers
+            return code
+
+        # Without the bearer token (or with another) nothing is served.
+        assert status({}) == 401
+        assert status({"Authorization": "Bearer wrong"}) == 401
+        # DNS rebinding: a page served from another name must not reach the server,
+        # even with the token.
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        for headers in ({"Host": "evil.example"}, {"Origin": "http://evil.example"}):
+            assert status({**good, **headers}) in (403, 421), headers
     finally:
         proc.terminate()
         proc.communicate(timeout=10)

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from local_tools.core.state import STATE_DIR_ENV
+from local_tools.security.server_token import TOKEN_VARIABLE
 
 INTEROP = Path(__file__).resolve().parents[1] / "interop"
 NODE = shutil.which("node")
@@ -62,6 +63,8 @@ def env(tmp_path: Path) -> dict[str, str]:
         STATE_DIR_ENV: str(tmp_path / "state"),
         "PYTHONPATH": os.pathsep.join(sys.path),
         "NO_COLOR": "1",
+        # The HTTP server's bearer token; ts_client.mjs sends it from the environment.
+        TOKEN_VARIABLE: TOKEN,
     }
 
 
@@ -98,6 +101,9 @@ def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str
         with contextlib.suppress(ProcessLookupError):  # everything left, as it should
             os.killpg(proc.pid, signal.SIGKILL)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+TOKEN = "interop-token-0123456789"
 
 
 def _free_port() -> int:
@@ -203,6 +209,7 @@ def _inspector(
     cmd = [str(INSPECTOR), "--cli", "--format", "json", "--protocol-era", era, *args]
     if target[0].startswith("http://"):
         cmd += ["--transport", "http", "--server-url", target[0]]
+        cmd += ["--header", f"Authorization: Bearer {TOKEN}"]
     else:
         # The Inspector hands a stdio server only a few variables of its own; these
         # keep the server's state in tmp_path and its imports those of this run.

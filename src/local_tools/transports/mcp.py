@@ -32,10 +32,12 @@ from local_tools.core.config import ConfigError
 from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
 from local_tools.core.registry import DuplicateToolError, PluginError
+from local_tools.core.state import default_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
 from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
+from local_tools.security.server_token import bearer_ok, server_token
 from local_tools.toolbox import Toolbox
 from local_tools.transports.schemas import to_mcp
 
@@ -87,6 +89,10 @@ class LocalToolsMcp:
             "notifications/roots/list_changed", types.NotificationParams, self._roots_changed
         )
         return server
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self._state_dir) if self._state_dir is not None else default_state_dir()
 
     def close(self) -> None:
         for tb in self._toolboxes.values():
@@ -279,12 +285,37 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     starlette = app.server().streamable_http_app(transport_security=security, host=host)
-    config = uvicorn.Config(starlette, host=host, port=port, log_level="warning", lifespan="on")
-    log.warning("local-tools MCP server on http://%s:%d/mcp", host, port)
+    token = server_token(app.state_dir)
+    guarded = _require_bearer(starlette, token)
+    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
+    log.warning(
+        "local-tools MCP server on http://%s:%d/mcp — send Authorization: Bearer %s",
+        host, port, token,
+    )  # fmt: skip
     try:
         await uvicorn.Server(config).serve()
     finally:
         app.close()
+
+
+def _require_bearer(app: Any, token: str) -> Any:
+    """ASGI wrapper: HTTP requests without the server's bearer token get 401."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            if not bearer_ok(given, token):
+                body = b'{"error": "missing or wrong bearer token (see the server log)"}'
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", b'Bearer realm="local-tools"'),
+                ]})  # fmt: skip
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 def _progress_sender(ctx: ServerRequestContext[Any]) -> ProgressFunc:

@@ -1,0 +1,48 @@
+"""The bearer token that local-tools' network servers require (MCP over HTTP, and the
+HTTP server when it comes).
+
+One token per state dir, made on first use and kept in `<state>/server-token` (mode
+0600, outside every workspace: an agent must not read its own key), so a client
+configured once keeps working across restarts. `LOCAL_TOOLS_TOKEN` overrides it.
+Compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["TOKEN_VARIABLE", "bearer_ok", "server_token"]
+
+TOKEN_VARIABLE = "LOCAL_TOOLS_TOKEN"
+_FILE = "server-token"
+
+
+def server_token(state_dir: Path) -> str:
+    override = os.environ.get(TOKEN_VARIABLE)
+    if override:
+        return override
+    path = state_dir / _FILE
+    try:
+        token = path.read_text(encoding="ascii").strip()
+        if token:
+            return token
+    except (OSError, UnicodeDecodeError):
+        pass
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    token = secrets.token_urlsafe(32)
+    tmp = path.with_name(f".{_FILE}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(token + "\n")
+    os.replace(tmp, path)
+    return token
+
+
+def bearer_ok(header: str | None, token: str) -> bool:
+    """Whether an Authorization header value carries `token` (constant time)."""
+    if not header or header[:7].lower() != "bearer ":
+        return False
+    return hmac.compare_digest(header[7:].strip().encode(), token.encode())
