@@ -39,7 +39,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/corpus.py
 	$(BIN)/python benchmarks/search.py
 	$(BIN)/python benchmarks/exec.py
-	$(BIN)/python benchmarks/mcp.py
+	$(BIN)/python benchmarks/mcp_server.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules

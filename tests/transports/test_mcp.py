@@ -23,13 +23,13 @@ import anyio
 import mcp_types as types
 import psutil
 import pytest
+from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from local_tools.core.state import STATE_DIR_ENV
 from local_tools.transports.mcp import LocalToolsMcp
-from mcp import Client
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 

@@ -35,12 +35,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-# This file is named like the SDK: Python put its folder first on sys.path, where
-# `import mcp` would find this file. The folder goes last (still found: machine.py).
 HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
+sys.path.insert(0, str(HERE))
 
-from machine import describe  # noqa: E402 (after the sys.path fix above)
+from machine import describe  # noqa: E402 (needs the folder on sys.path)
 
 ROOT = HERE.parent
 REFERENCE = ROOT / "tests/interop/node_modules/.bin/mcp-server-filesystem"
@@ -109,9 +107,8 @@ class Target:
 
 
 def _client(target: Target, env: dict[str, str], errlog: Any) -> Any:
-    from mcp.client.stdio import stdio_client
-
     from mcp import Client
+    from mcp.client.stdio import stdio_client
 
     # stdio_client directly, for errlog: the servers' start-up banners stay off the table.
     return Client(stdio_client(target.params(env), errlog=errlog), cache=None)
