@@ -433,3 +433,24 @@ def test_server_lists_what_schema_format_mcp_prints(workspace: Path) -> None:
                 assert hints[key] == value, (name, key)
 
     _run(main)
+
+
+def test_signed_request_state_expires(monkeypatch: pytest.MonkeyPatch) -> None:
+    from local_tools.interact import mcp_elicit
+
+    elicit = mcp_elicit.RoundTripElicit()
+    params = types.CallToolRequestParams(name="file_delete", arguments={"path": "x"})
+    state = elicit._encode(mcp_elicit._digest({"name": "file_delete", "arguments": {"path": "x"}}),
+                           {"k": ["accept", {"decision": "once"}]})  # fmt: skip
+    fresh = types.CallToolRequestParams(
+        name="file_delete", arguments={"path": "x"}, request_state=state
+    )
+    assert elicit.start(fresh)._answers == {"k": ["accept", {"decision": "once"}]}
+    other = types.CallToolRequestParams(
+        name="file_delete", arguments={"path": "y"}, request_state=state
+    )
+    assert elicit.start(other)._answers == {}  # another call: the answers don't carry over
+    later = time.time() + mcp_elicit.STATE_TTL + 1
+    monkeypatch.setattr(mcp_elicit.time, "time", lambda: later)
+    assert elicit.start(fresh)._answers == {}  # replayed too late: asked again
+    assert params.request_state is None

@@ -17,12 +17,15 @@ import hashlib
 import hmac
 import json
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
 
 __all__ = ["InputRequired", "RoundTripElicit"]
+
+STATE_TTL = 600.0  # seconds a signed request_state stays valid
 
 
 class InputRequired(BaseException):
@@ -49,7 +52,8 @@ class RoundTripElicit:
         return _Round(self, call, answers)
 
     def _encode(self, call: str, answers: dict[str, Any]) -> str:
-        body = base64.urlsafe_b64encode(json.dumps([call, answers]).encode()).decode()
+        stamped = [call, answers, time.time()]
+        body = base64.urlsafe_b64encode(json.dumps(stamped).encode()).decode()
         return f"{body}.{self._sign(body)}"
 
     def _decode(self, state: str | None, call: str) -> dict[str, Any]:
@@ -57,10 +61,13 @@ class RoundTripElicit:
         if not body or not hmac.compare_digest(sig, self._sign(body)):
             return {}  # absent, forged or from an earlier server process: ask again
         try:
-            state_call, answers = json.loads(base64.urlsafe_b64decode(body))
+            state_call, answers, stamp = json.loads(base64.urlsafe_b64decode(body))
         except (ValueError, TypeError):
             return {}
-        return dict(answers) if state_call == call and isinstance(answers, dict) else {}
+        # A "once" answer is for this retry, not for the same call an hour later.
+        fresh = isinstance(stamp, (int, float)) and time.time() - stamp < STATE_TTL
+        ok = fresh and state_call == call and isinstance(answers, dict)
+        return dict(answers) if ok else {}
 
     def _sign(self, body: str) -> str:
         return hmac.new(self._secret, body.encode(), hashlib.sha256).hexdigest()
