@@ -49,9 +49,9 @@ from local_tools.shell.git_config import (
     read_config,
     split_key,
 )
-from local_tools.shell.git_discovery import scan_repositories
+from local_tools.shell.git_discovery import RepositoryScan, scan_repositories
 
-__all__ = ["git_environment", "repository_runs_code", "scrub_git_variables"]
+__all__ = ["git_environment", "git_guard", "repository_runs_code", "scrub_git_variables"]
 
 # The tests compare the parser with `git config --list` under this name.
 _parse_config = parse_config
@@ -134,10 +134,27 @@ def scrub_git_variables(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def git_guard(cwd: Path) -> tuple[dict[str, str], str | None]:
+    """`git_environment(cwd)` and `repository_runs_code(cwd)` from one scan of the
+    repositories (a command that runs git needs both)."""
+    scan = scan_repositories(Path(cwd))
+    return _environment(scan), _residual(scan)
+
+
 def git_environment(cwd: Path) -> dict[str, str]:
     """Variables to add to a command's environment so that git run from `cwd` cannot run
     programs configured by the repository (see the module docstring). Never raises."""
-    scan = scan_repositories(Path(cwd))
+    return _environment(scan_repositories(Path(cwd)))
+
+
+def repository_runs_code(cwd: Path) -> str | None:
+    """The first thing in the repository at `cwd` (or its submodules) that could still run
+    a program the repository chose despite `git_environment`, or None. When not None the
+    caller should ask before running git there rather than auto-allow it."""
+    return _residual(scan_repositories(Path(cwd)))
+
+
+def _environment(scan: RepositoryScan) -> dict[str, str]:
     trusted = _trusted_config()
     pairs: list[tuple[str, str]] = []
     for key, neutral, restorable in _ALWAYS_CONFIG:
@@ -177,11 +194,7 @@ def git_environment(cwd: Path) -> dict[str, str]:
     return env
 
 
-def repository_runs_code(cwd: Path) -> str | None:
-    """The first thing in the repository at `cwd` (or its submodules) that could still run
-    a program the repository chose despite `git_environment`, or None. When not None the
-    caller should ask before running git there rather than auto-allow it."""
-    scan = scan_repositories(Path(cwd))
+def _residual(scan: RepositoryScan) -> str | None:
     if scan.problems:
         return scan.problems[0]
     for key, value in scan.config.entries:

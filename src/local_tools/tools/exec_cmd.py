@@ -27,7 +27,7 @@ from local_tools.shell.environment import (
     decode_output,
     shell_argv,
 )
-from local_tools.shell.git_safety import git_environment, repository_runs_code
+from local_tools.shell.git_safety import git_guard
 from local_tools.shell.manager import ManagedProcess
 from local_tools.tools._shell import output_preview, process_manager, process_state, render_streams
 
@@ -128,14 +128,14 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     outside = outside_paths(analysis, cwd, roots)
     if outside:
         await ctx.authorize("external:file", outside, summary=args.command)
-    git = "git" in analysis.programs
-    if git:
-        risk = repository_runs_code(cwd)
+    git_env: dict[str, str] = {}
+    if "git" in analysis.programs:
+        git_env, risk = git_guard(cwd)
         if risk is not None:
             # Config no environment can override: only a rule for every command allows it.
             subject = f"(git in a repository whose config runs commands: {risk}) {args.command}"
             await ctx.authorize("execute:command", [subject], summary=args.command)
-    launch = _prepare(ctx, args, cwd, git=git)
+    launch = _prepare(ctx, args, cwd, git_env)
     sandbox_note = launch.note
     manager = process_manager(ctx)
     try:
@@ -210,14 +210,13 @@ class _Launch:
     pass_fds: tuple[int, ...] = ()  # the seccomp filter bwrap reads (closed after spawning)
 
 
-def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, *, git: bool) -> _Launch:
+def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, git_env: dict[str, str]) -> _Launch:
     """The argv (sandboxed when configured) and environment of the command."""
     tmp = _private_tmp(ctx)
     # The allow-list of host variables holds no GIT_* (scrub_git_variables is for
     # callers that start from the whole environment).
     env = build_environment(args.env)
-    if git:
-        env.update(git_environment(cwd))
+    env.update(git_env)  # empty unless the command runs git
     argv = shell_argv(args.command)
     env["TMPDIR"] = str(tmp)
     mode = ctx.config.sandbox.mode
