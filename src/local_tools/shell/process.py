@@ -64,7 +64,6 @@ class RunningCommand:
         self.leftovers_killed = False  # the command left processes that were ended
         self._pipes_held = False
         self.done = threading.Event()
-        self._started = time.perf_counter()
         self.started_monotonic = time.monotonic()
         self.duration_ms: float | None = None
         spill_bytes, spill_lines = spill_after or (None, None)
@@ -273,7 +272,7 @@ class RunningCommand:
 
     def _finish(self) -> None:
         self.exit_code = self.popen.wait()
-        self.duration_ms = (time.perf_counter() - self._started) * 1000
+        self.duration_ms = (time.monotonic() - self.started_monotonic) * 1000
         if self._pipes_held or not self.tree.ended_whole():
             # The shell is gone but something it started is not (`cmd &`, a daemon).
             self.leftovers_killed = self.killed_by is None
