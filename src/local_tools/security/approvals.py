@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from local_tools.core.state import write_state_file
 
 __all__ = ["Approval", "ApprovalStore"]
 
@@ -131,7 +131,7 @@ class ApprovalStore:
             ],
         }
         try:
-            _atomic_write(self.path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+            write_state_file(self.path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         except OSError as exc:
             # The answer still holds for this process; losing persistence must not
             # turn an approved call into a failure.
@@ -151,19 +151,3 @@ def _parse_approval(item: Any) -> Approval | None:
     if not isinstance(pattern, bool):
         return None
     return Approval(user, perm, subject, stamp, pattern and subject is not None)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write to a temp file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -14,6 +14,8 @@ import os
 import secrets
 from pathlib import Path
 
+from local_tools.core.state import write_state_file
+
 __all__ = ["TOKEN_VARIABLE", "bearer_ok", "server_token"]
 
 TOKEN_VARIABLE = "LOCAL_TOOLS_TOKEN"
@@ -31,13 +33,8 @@ def server_token(state_dir: Path) -> str:
             return token
     except (OSError, UnicodeDecodeError):
         pass
-    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     token = secrets.token_urlsafe(32)
-    tmp = path.with_name(f".{_FILE}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as f:
-        f.write(token + "\n")
-    os.replace(tmp, path)
+    write_state_file(path, token + "\n")
     return token
 
 
