@@ -47,7 +47,6 @@ log = logging.getLogger("local_tools.mcp")
 
 USER_ID = "default"
 _BASE64_SUFFIX = "_base64"
-_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False}
 
 
 class LocalToolsMcp:
@@ -186,12 +185,8 @@ class LocalToolsMcp:
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
-    """A `Tool` as MCP lists it: schema, a title, every hint sent explicitly."""
-    listed = to_mcp(tool)
-    if not listed["inputSchema"].get("properties"):
-        listed["inputSchema"] = dict(_EMPTY_SCHEMA)
-    listed["title"] = tool.name.replace("_", " ").capitalize()
-    return types.Tool.model_validate(listed)
+    """A `Tool` as MCP lists it: exactly what `local-tools schema --format mcp` prints."""
+    return types.Tool.model_validate(to_mcp(tool))
 
 
 def call_result(tb: Toolbox, envelope: Mapping[str, Any]) -> types.CallToolResult:
