@@ -124,10 +124,21 @@ class Toolbox:
         asker: Asker | None = None,
         transport: str = "python",
         on_progress: ProgressFunc | None = None,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
         return await self.runner.arun(
-            name, args, user_id=user_id, asker=asker, transport=transport, on_progress=on_progress
+            name,
+            args,
+            user_id=user_id,
+            asker=asker,
+            transport=transport,
+            on_progress=on_progress,
+            session_id=session_id,
         )
+
+    def end_session(self, user_id: str, session_id: str | None) -> None:
+        """A transport's session ended: drop its state, end the commands it left running."""
+        self.runner.end_session(user_id, session_id)
 
     def run(
         self,
@@ -137,8 +148,11 @@ class Toolbox:
         user_id: str = "default",
         asker: Asker | None = None,
         transport: str = "python",
+        session_id: str | None = None,
     ) -> dict[str, Any]:
-        coro = self.arun(name, args, user_id=user_id, asker=asker, transport=transport)
+        coro = self.arun(
+            name, args, user_id=user_id, asker=asker, transport=transport, session_id=session_id
+        )
         try:
             asyncio.get_running_loop()
         except RuntimeError:

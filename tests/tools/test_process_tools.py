@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from envelopes import err, ok
@@ -131,3 +132,44 @@ def test_many_lines_between_reads_are_bounded(shell: Toolbox) -> None:
         seen += out["stdout"].splitlines()
     assert seen[-1] == "20000"
     assert [int(x) for x in seen] == list(range(int(seen[0]), 20001))
+
+
+def test_sessions_of_one_user_are_apart_and_end_with_their_commands(shell: Toolbox) -> None:
+    """A transport's sessions (MCP over HTTP) share the user's permissions, not their
+    processes; ending a session ends what it left running."""
+    needle = "sleep 30.7713"
+    start = {"command": needle, "background": True}
+    pid = ok(shell.run("exec_cmd", start, session_id="s1"))["process_id"]
+
+    def listed(session: str | None) -> list[str]:
+        return [
+            p["process_id"]
+            for p in ok(shell.run("process_list", {}, session_id=session))["processes"]
+        ]
+
+    assert listed("s1") == [pid]
+    for session in ("s2", None):
+        assert listed(session) == []
+        err(shell.run("process_kill", {"process_id": pid}, session_id=session), "NOT_FOUND")
+    assert _running(needle)
+    shell.end_session("default", "s1")
+    assert not _running(needle)
+    assert listed("s1") == []
+
+
+def _running(needle: str) -> bool:
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        if needle in " ".join(proc.info["cmdline"] or []):
+            return proc.info["status"] != psutil.STATUS_ZOMBIE
+    return False
+
+
+def test_a_read_in_one_session_does_not_vouch_for_another(shell: Toolbox, workspace: Path) -> None:
+    target = workspace / "f.txt"
+    target.write_text("one\n")
+    ok(shell.run("read_file", {"path": "f.txt"}, session_id="s1"))
+    target.write_text("two\n")  # changed behind the model's back
+    edit = {"path": "f.txt", "old_string": "two", "new_string": "three"}
+    err(shell.run("edit", edit, session_id="s1"), "CONFLICT")
+    ok(shell.run("edit", edit, session_id="s2"))  # never read there: the edit reads it
+    assert target.read_text() == "three\n"

@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -328,8 +328,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_streamable_http(workspace: Path) -> None:
-    (workspace / "a.txt").write_text("over http\n")
+@contextmanager
+def _http_server(workspace: Path) -> Iterator[str]:
+    """A spawned `serve mcp --transport http`; yields its /mcp URL."""
     port = _free_port()
     args = ["serve", "mcp", "--workspace", str(workspace), "--transport", "http"]
     proc = subprocess.Popen(
@@ -347,14 +348,28 @@ def test_streamable_http(workspace: Path) -> None:
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline
                 time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+@asynccontextmanager
+async def _http_client(url: str, **client: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with (
+        create_mcp_http_client(headers=headers) as auth,
+        Client(streamable_http_client(url, http_client=auth), **client) as c,
+    ):
+        yield c
+
+
+def test_streamable_http(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("over http\n")
+    with _http_server(workspace) as url:
 
         async def main() -> None:
-            url = f"http://127.0.0.1:{port}/mcp"
-            headers = {"Authorization": f"Bearer {TOKEN}"}
-            async with (
-                create_mcp_http_client(headers=headers) as auth,
-                Client(streamable_http_client(url, http_client=auth)) as c,
-            ):
+            async with _http_client(url) as c:
                 assert (await c.list_tools()).tools
                 read = await c.call_tool("read_file", {"path": "a.txt"})
                 assert read.structured_content["content"] == "over http\n"
@@ -362,6 +377,7 @@ def test_streamable_http(workspace: Path) -> None:
                 assert bad.is_error
 
         _run(main)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
 
         def status(headers: dict[str, str]) -> int:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
@@ -380,9 +396,33 @@ def test_streamable_http(workspace: Path) -> None:
         good = {"Authorization": f"Bearer {TOKEN}"}
         for headers in ({"Host": "evil.example"}, {"Origin": "http://evil.example"}):
             assert status({**good, **headers}) in (403, 421), headers
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=10)
+
+
+def test_http_sessions_keep_their_processes_apart(workspace: Path) -> None:
+    """Two clients of one HTTP server (legacy sessions): neither sees or touches the
+    other's background command, and a session's end ends its commands."""
+    (workspace / "local-tools.toml").write_text(ALLOW_EXEC)
+    needle = "sleep 30.5531"
+    with _http_server(workspace) as url:
+
+        async def main() -> None:
+            async with _http_client(url, mode="legacy") as b:
+                async with _http_client(url, mode="legacy") as a:
+                    started = await a.call_tool("exec_cmd", {"command": needle, "background": True})
+                    pid = started.structured_content["process_id"]
+                    assert needle in _text(await a.call_tool("process_list", {}))
+                    assert needle not in _text(await b.call_tool("process_list", {}))
+                    for tool in ("process_output", "process_kill"):
+                        other = await b.call_tool(tool, {"process_id": pid})
+                        assert other.is_error and "NOT_FOUND" in _text(other), tool
+                    assert _alive(needle)
+                # a's client closed its session (DELETE): its command ended with it.
+                assert await _gone(needle), "the closed session's command still runs"
+                assert "still here" in _text(
+                    await b.call_tool("exec_cmd", {"command": "echo still here"})
+                )
+
+        _run(main)
 
 
 def test_progress_while_a_command_runs(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

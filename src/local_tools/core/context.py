@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from local_tools.security.jail import Jail
     from local_tools.security.policy import Policy
 
-__all__ = ["ProgressFunc", "ToolContext"]
+__all__ = ["ProgressFunc", "ToolContext", "session_owner"]
 
 ProgressFunc = Callable[[str, "float | None"], None]
 T = TypeVar("T")
@@ -37,9 +37,12 @@ class ToolContext:
     policy: Policy
     state_dir: Path
     spill_dir: Path
-    # Per (toolbox, user) scratch space that outlives a call: read times for the
-    # stale-file check, todos, ... Tools key it by their own name.
+    # Per (toolbox, user, session) scratch space that outlives a call: read times for
+    # the stale-file check, todos, ... Tools key it by their own name.
     session: dict[str, Any] = field(default_factory=dict)
+    # One conversation of the user's, where a transport has them (an MCP HTTP
+    # session); None is the user's one default session.
+    session_id: str | None = None
     asker: Asker | None = None
     transport: str = "python"
     # A plain flag rather than an Event: set once by the runner, read by the tool's
@@ -54,6 +57,11 @@ class ToolContext:
     @property
     def workspace(self) -> Path:
         return self.jail.root
+
+    @property
+    def owner(self) -> str:
+        """Who owns what a call leaves behind (a background process): the session."""
+        return session_owner(self.user_id, self.session_id)
 
     @property
     def limits(self) -> LimitsConfig:
@@ -88,3 +96,9 @@ class ToolContext:
         await self.policy.authorize(
             self.user_id, permission, subjects, self.asker, tool=self.tool, summary=summary
         )
+
+
+def session_owner(user_id: str, session_id: str | None) -> str:
+    """The key of a user's session; a tuple's repr, so no user id can pose as another
+    user's session."""
+    return repr((user_id, session_id))

@@ -33,6 +33,19 @@ class Resources:
         """The resource if it was created, without creating it."""
         return self._items.get(key)
 
+    def end_session(self, owner: str) -> None:
+        """Tell every resource that can hold per-session things (`end_session(owner)`)."""
+        with self._lock:
+            items = list(self._items.items())
+        for key, item in items:
+            end = getattr(item, "end_session", None)
+            if end is None:
+                continue
+            try:
+                end(owner)
+            except Exception:  # one failing must not keep the others from cleaning up
+                log.exception("ending a session in %s failed", key)
+
     def close(self) -> None:
         with self._lock:
             items = list(self._items.items())

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from local_tools.core.audit import AuditLog, AuditRecord
 from local_tools.core.config import Config
-from local_tools.core.context import ProgressFunc, ToolContext
+from local_tools.core.context import ProgressFunc, ToolContext, session_owner
 from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
 from local_tools.core.output import bound_text
 from local_tools.core.registry import Registry
@@ -62,6 +62,12 @@ class Runner:
         self._call_counter = itertools.count(1)
         self.resources = Resources()
 
+    def end_session(self, user_id: str, session_id: str | None) -> None:
+        """Forget a finished session: its scratch state and what it left running."""
+        owner = session_owner(user_id, session_id)
+        self._sessions.pop(owner, None)
+        self.resources.end_session(owner)
+
     def _new_call_id(self) -> str:
         return f"{self._call_prefix}-{next(self._call_counter):06x}"
 
@@ -75,9 +81,11 @@ class Runner:
         asker: Asker | None = None,
         transport: str = "python",
         on_progress: ProgressFunc | None = None,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
         """`on_progress(message, fraction)` hears a long tool's progress (fraction may be
-        None); it may be called from a worker thread."""
+        None); it may be called from a worker thread. `session_id` keeps one of the
+        user's conversations apart from the others (see `end_session`)."""
         started = time.perf_counter()
         call_id = call_id or self._new_call_id()
         tool = self.registry.resolve(name) if isinstance(name, str) else None
@@ -88,7 +96,7 @@ class Runner:
             if tool is None:
                 raise self._unknown_tool(name)
             output = await self._call(
-                tool, raw_args, call_id, user_id, asker, transport, on_progress
+                tool, raw_args, call_id, user_id, asker, transport, on_progress, session_id
             )
             envelope = {"success": True, "output": output}
         except ToolError as exc:
@@ -130,6 +138,7 @@ class Runner:
         asker: Asker | None,
         transport: str,
         on_progress: ProgressFunc | None = None,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
         if not isinstance(raw_args, Mapping):
             raise InvalidInput(
@@ -149,7 +158,8 @@ class Runner:
             policy=self.policy,
             state_dir=self.state_dir,
             spill_dir=self.spill_dir,
-            session=self._sessions.setdefault(user_id, {}),
+            session=self._sessions.setdefault(session_owner(user_id, session_id), {}),
+            session_id=session_id,
             asker=asker if asker is not None else self.asker,
             transport=transport,
             runner=self,

@@ -100,20 +100,32 @@ class ProcessManager:
         with self._lock:
             self._procs.pop(process_id, None)
 
+    def end_session(self, owner: str) -> None:
+        """The session is over (its client left): end and forget its commands."""
+        with self._lock:
+            procs = [p for p in self._procs.values() if p.owner == owner]
+            for proc in procs:
+                del self._procs[proc.process_id]
+        _stop(procs, "session ended")
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
             procs = list(self._procs.values())
-        for proc in procs:
-            proc.command.kill("shutdown")
-        for proc in procs:
-            proc.command.wait(2.0)
+        _stop(procs, "shutdown")
         _live_managers.discard(self)
 
     def _forget_old(self) -> None:
         finished = [p for p in self._procs.values() if not p.command.running]
         for proc in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self._procs[proc.process_id]
+
+
+def _stop(procs: list[ManagedProcess], reason: str) -> None:
+    for proc in procs:
+        proc.command.kill(reason)
+    for proc in procs:
+        proc.command.wait(2.0)
 
 
 _live_managers: weakref.WeakSet[ProcessManager] = weakref.WeakSet()

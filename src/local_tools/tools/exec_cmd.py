@@ -140,7 +140,7 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     manager = process_manager(ctx)
     try:
         proc = manager.start(
-            args.command, launch.argv, owner=ctx.user_id, cwd=cwd, env=launch.env,
+            args.command, launch.argv, owner=ctx.owner, cwd=cwd, env=launch.env,
             background=args.background, stdin=args.background,
             # A sandboxed command has a PID namespace; others are held until in their cgroup.
             hold=not launch.sandboxed and os.name == "posix",

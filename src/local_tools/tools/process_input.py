@@ -43,7 +43,7 @@ then send one statement per call. Only processes started with background=true ta
 
 def _subjects(args: ProcessInputArgs, ctx: ToolContext) -> list[str]:
     # Input to a process is code it runs: approved like a command, naming both.
-    proc = process_manager(ctx).get(args.process_id, ctx.user_id)
+    proc = process_manager(ctx).get(args.process_id, ctx.owner)
     return [f"{proc.command.command} <<< {args.input.rstrip(chr(10))}"]
 
 
@@ -60,7 +60,7 @@ def _subjects(args: ProcessInputArgs, ctx: ToolContext) -> list[str]:
 async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, Any]:
     if "\0" in args.input:
         raise InvalidInput("input contains a NUL byte; send text only.")
-    proc = process_manager(ctx).get(args.process_id, ctx.user_id)
+    proc = process_manager(ctx).get(args.process_id, ctx.owner)
     cmd = proc.command
     if not cmd.running:
         raise ExecutionError(

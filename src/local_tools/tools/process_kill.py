@@ -31,7 +31,7 @@ killed is false when it had already exited."""
     render=render_process,
 )
 async def process_kill(args: ProcessKillArgs, ctx: ToolContext) -> dict[str, Any]:
-    proc = process_manager(ctx).get(args.process_id, ctx.user_id)
+    proc = process_manager(ctx).get(args.process_id, ctx.owner)
     was_running = proc.command.running
     proc.command.kill("kill")
     await proc.command.wait_async(5.0)

@@ -44,7 +44,7 @@ how much was skipped and where the whole output is saved."""
     render=render_process,
 )
 async def process_output(args: ProcessOutputArgs, ctx: ToolContext) -> dict[str, Any]:
-    proc = process_manager(ctx).get(args.process_id, ctx.user_id)
+    proc = process_manager(ctx).get(args.process_id, ctx.owner)
     if args.block:
         await proc.command.wait_async(args.timeout)
     # Read after the state: output printed just before the exit is not missed.

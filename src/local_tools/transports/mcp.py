@@ -18,14 +18,17 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local_tools.core.config import ConfigError
@@ -46,6 +49,9 @@ __all__ = ["LocalToolsMcp", "serve_http", "serve_stdio"]
 log = logging.getLogger("local_tools.mcp")
 
 USER_ID = "default"
+# The SDK forgets a session idle this long; so do we, ending what it left running.
+SESSION_IDLE_TIMEOUT = DEFAULT_SESSION_IDLE_TIMEOUT
+SESSION_HEADER = "mcp-session-id"
 _BASE64_SUFFIX = "_base64"
 
 
@@ -62,8 +68,9 @@ class LocalToolsMcp:
         self._fixed = Path(workspace).resolve() if workspace is not None else None
         self._config = config
         self._state_dir = state_dir
-        self._from_roots: Path | None = None
-        self._roots_asked = False
+        # Per client session (None: stdio, or HTTP on 2026-07-28, which has no sessions).
+        self._roots: dict[str | None, Path | None] = {}
+        self._last_seen: dict[str, float] = {}
         self._toolboxes: dict[Path, Toolbox] = {}
         self._errors: dict[Path, str] = {}
         self._announced: Path | None = None
@@ -98,6 +105,21 @@ class LocalToolsMcp:
             tb.close()
         self._toolboxes.clear()
 
+    def end_session(self, session_id: str) -> None:
+        """An HTTP session ended (DELETE, or idle past the SDK's timeout): drop its state
+        and end the commands it left running. May block briefly: call it off the loop."""
+        self._roots.pop(session_id, None)
+        self._last_seen.pop(session_id, None)
+        for tb in list(self._toolboxes.values()):
+            tb.end_session(USER_ID, session_id)
+
+    def _seen(self, session_id: str | None) -> list[str]:
+        """Note a request of `session_id`; the sessions idle past the SDK's timeout."""
+        now = time.monotonic()
+        if session_id is not None:
+            self._last_seen[session_id] = now
+        return [s for s, t in self._last_seen.items() if now - t > SESSION_IDLE_TIMEOUT]
+
     # -- handlers ---------------------------------------------------------------
 
     async def _list_tools(
@@ -110,6 +132,9 @@ class LocalToolsMcp:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        session_id = _session_id(ctx)
+        for idle in self._seen(session_id):
+            await anyio.to_thread.run_sync(self.end_session, idle)
         workspace = await self._workspace(ctx)
         tb = self._load(workspace)
         if tb is None:
@@ -125,6 +150,7 @@ class LocalToolsMcp:
                 asker=self._asker(ctx, state),
                 transport="mcp",
                 on_progress=_progress_sender(ctx),
+                session_id=session_id,
             )
         except InputRequired as need:
             return need.result
@@ -133,7 +159,7 @@ class LocalToolsMcp:
     async def _roots_changed(
         self, ctx: ServerRequestContext[Any], params: types.NotificationParams
     ) -> None:
-        self._roots_asked = False  # asked again before the next request
+        self._roots.pop(_session_id(ctx), None)  # asked again before the next request
 
     # -- helpers ----------------------------------------------------------------
 
@@ -155,13 +181,14 @@ class LocalToolsMcp:
     async def _workspace(self, ctx: ServerRequestContext[Any]) -> Path:
         if self._fixed is not None:
             return self._fixed
-        if not self._roots_asked:
-            self._roots_asked = True
-            self._from_roots = await _first_local_root(ctx)
-        chosen = self._from_roots or Path.cwd().resolve()
+        session_id = _session_id(ctx)
+        if session_id not in self._roots:
+            self._roots[session_id] = await _first_local_root(ctx)
+        from_roots = self._roots[session_id]
+        chosen = from_roots or Path.cwd().resolve()
         if chosen != self._announced:
             self._announced = chosen
-            how = "the client's roots" if self._from_roots else "the current directory"
+            how = "the client's roots" if from_roots else "the current directory"
             log.warning("workspace: %s (from %s)", chosen, how)
         return chosen
 
@@ -209,6 +236,13 @@ def call_result(tb: Toolbox, envelope: Mapping[str, Any]) -> types.CallToolResul
 def _error_result(code: str, message: str) -> types.CallToolResult:
     text = f"Error [{code}]: {message}"
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
+    """The client's HTTP session (legacy streamable HTTP); None on stdio, where the
+    process is the session, and on 2026-07-28, which has no sessions."""
+    headers = getattr(ctx.request, "headers", None)
+    return headers.get(SESSION_HEADER) if headers is not None else None
 
 
 def _modern(ctx: ServerRequestContext[Any]) -> bool:
@@ -281,7 +315,7 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
     )
     starlette = app.server().streamable_http_app(transport_security=security, host=host)
     token = server_token(app.state_dir)
-    guarded = _require_bearer(starlette, token)
+    guarded = _require_bearer(_ending_sessions(starlette, app), token)
     config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
     log.warning(
         "local-tools MCP server on http://%s:%d/mcp — send Authorization: Bearer %s",
@@ -291,6 +325,28 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
         await uvicorn.Server(config).serve()
     finally:
         app.close()
+
+
+def _ending_sessions(asgi: Any, app: LocalToolsMcp) -> Any:
+    """ASGI wrapper: a client's DELETE ends its session here too, not only in the SDK."""
+
+    async def ending(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            return await asgi(scope, receive, send)
+        status = 0
+
+        async def watch(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await asgi(scope, receive, watch)
+        session = dict(scope.get("headers") or []).get(SESSION_HEADER.encode())
+        if session and 200 <= status < 300:  # the SDK knew the session and ended it
+            await anyio.to_thread.run_sync(app.end_session, session.decode("latin-1"))
+
+    return ending
 
 
 def _require_bearer(app: Any, token: str) -> Any:
