@@ -18,6 +18,8 @@ from local_tools.core.runner import Runner
 from local_tools.core.state import default_state_dir, workspace_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
+from local_tools.interact.pending import PendingQueue
+from local_tools.interact.queue_asker import QueueAsker
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.jail import Jail
 from local_tools.security.policy import Policy
@@ -72,6 +74,8 @@ class Toolbox:
         self.registry = _build_registry(tools, self.workspace if plugins else None)
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
         self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
+        # Where calls with no person at their own door wait for the web console.
+        self.pending = PendingQueue(ws_state / "pending.sqlite")
         self.runner = Runner(
             registry=self.registry,
             policy=self.policy,
@@ -80,7 +84,7 @@ class Toolbox:
             state_dir=self.state_dir,
             spill_dir=self.spill_dir,
             audit=self.audit,
-            asker=asker,
+            asker=asker if asker is not None else QueueAsker(self.pending),
         )
         self._local = threading.local()
 
@@ -194,6 +198,7 @@ class Toolbox:
         self.runner.resources.close()  # background processes, browsers: ended first
         if self.audit is not None:
             self.audit.close()
+        self.pending.close()
         holder: _LoopHolder | None = getattr(self._local, "loop", None)
         if holder is not None:
             holder.loop.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["Answer", "Asker", "PermissionRequest"]
+__all__ = ["Answer", "Asker", "NoPersonAvailable", "PermissionRequest"]
 
 # once: allow this call; always: allow and remember this exact subject; pattern: allow
 # and remember the request's `suggestion` (offered only when there is one); deny: refuse.
@@ -29,6 +29,11 @@ class PermissionRequest:
     # A broader rule the person may approve instead of the exact subject, e.g.
     # `npm test *` for `npm test --watch`; None when only the exact subject is safe.
     suggestion: str | None = None
+
+
+class NoPersonAvailable(Exception):
+    """Raised by an asker that found nobody to ask (no console running): the policy
+    then answers as if there were no asker, naming the rule to add."""
 
 
 @runtime_checkable

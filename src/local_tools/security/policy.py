@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from local_tools.core.config import CONFIG_FILENAME, Config
 from local_tools.core.errors import PermissionDenied
-from local_tools.interact.base import Asker, PermissionRequest
+from local_tools.interact.base import Asker, NoPersonAvailable, PermissionRequest
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.defaults import DEFAULT_PERMISSIONS, PROTECTED_PERMISSIONS
 from local_tools.security.patterns import compile_pattern, suggest_pattern
@@ -215,17 +215,14 @@ class Policy:
         if not pending:
             return
         if asker is None:
-            # A rule from the user's own section can only be overridden there.
-            in_user_section = any(d.rule.startswith("[users.") for d in pending)
-            section_user = user_id if in_user_section else None
-            section = self._users.get(user_id, {}) if in_user_section else self._layers[1][1]
-            message = _no_asker_message(pending, section_user, section.get(permission), tool)
-            raise PermissionDenied(message, details=_details(pending[0]))
+            raise self._nobody_to_ask(user_id, permission, pending, tool)
         for d in pending:
             suggestion = _suggestion(permission, d.subject)
             request = PermissionRequest(tool, permission, d.subject, user_id, summary, suggestion)
             try:
                 answer = await asker.ask(request)
+            except NoPersonAvailable:  # e.g. no web console running: as if no asker
+                raise self._nobody_to_ask(user_id, permission, pending, tool) from None
             except Exception as exc:  # a broken asker must fail closed, with a reason
                 raise PermissionDenied(
                     f"Could not ask the user to approve {_what(d)}: {exc}. Nothing was done.",
@@ -241,6 +238,16 @@ class Policy:
                     "user what to do instead.",
                     details=_details(d),
                 )
+
+    def _nobody_to_ask(
+        self, user_id: str, permission: str, pending: list[Decision], tool: str
+    ) -> PermissionDenied:
+        # A rule from the user's own section can only be overridden there.
+        in_user_section = any(d.rule.startswith("[users.") for d in pending)
+        section_user = user_id if in_user_section else None
+        section = self._users.get(user_id, {}) if in_user_section else self._layers[1][1]
+        message = _no_asker_message(pending, section_user, section.get(permission), tool)
+        return PermissionDenied(message, details=_details(pending[0]))
 
     # -- compilation
 

@@ -1,0 +1,42 @@
+"""Ask through the workspace's pending queue, answered from the web console.
+
+The asker of last resort: a call whose transport has no person at its door (an MCP
+client without elicitation, a web chat over HTTP, a script) waits here for an answer
+from the console when one is running, and otherwise is told nobody can answer.
+"""
+
+from __future__ import annotations
+
+from local_tools.interact.base import Answer, NoPersonAvailable, PermissionRequest
+from local_tools.interact.pending import PendingQueue
+
+__all__ = ["DEFAULT_ANSWER_TIMEOUT", "QueueAsker"]
+
+DEFAULT_ANSWER_TIMEOUT = 300.0  # seconds a call waits for the person
+_ANSWERS: frozenset[str] = frozenset({"once", "always", "pattern", "deny"})
+
+
+class QueueAsker:
+    def __init__(self, queue: PendingQueue, timeout: float = DEFAULT_ANSWER_TIMEOUT) -> None:
+        self.queue = queue
+        self.timeout = timeout
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        if not self.queue.console_live():
+            raise NoPersonAvailable("no web console is running for this workspace")
+        payload = {
+            "tool": request.tool,
+            "permission": request.permission,
+            "subject": request.subject,
+            "user_id": request.user_id,
+            "summary": request.summary,
+            "suggestion": request.suggestion,
+        }
+        request_id = self.queue.submit("permission", payload)
+        answer = await self.queue.wait(request_id, self.timeout)
+        if answer is None:
+            raise TimeoutError(f"nobody answered in the web console within {self.timeout:g} s")
+        decision = str(answer.get("decision", "deny"))
+        if decision == "pattern" and request.suggestion is None:
+            return "deny"
+        return decision if decision in _ANSWERS else "deny"  # type: ignore[return-value]
