@@ -4,6 +4,10 @@ A tool is data: a name, a description written for a model, a pydantic arguments
 model (the JSON Schema models see is generated from it), the permission it needs,
 hints, a toolset, and a function ``(args, ctx) -> output``. The runner does all the
 cross-cutting work; a tool only does its job and raises ``ToolError`` when it can't.
+
+A tool whose output has a fixed shape may also declare it (``output=``, an ``Output``
+model): MCP publishes it as ``outputSchema`` and clients validate results against it,
+so the model must describe every output the tool returns.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from local_tools.core.context import ToolContext
 
-__all__ = ["Args", "Hints", "Tool", "tool"]
+__all__ = ["RUNNER_OUTPUT_FIELDS", "Args", "Hints", "Output", "Tool", "tool"]
 
 A = TypeVar("A", bound=BaseModel)
 
@@ -37,6 +41,33 @@ class Args(BaseModel):
 
 class NoArgs(Args):
     pass
+
+
+class Output(BaseModel):
+    """Base for tool output models: the shape of a successful result's ``output`` dict.
+
+    Only a description (tools still return dicts); it is published as MCP
+    ``outputSchema``, against which clients validate results. Open to extra keys, so a
+    tool adding a field later breaks no client. A field without a default is a key every
+    output has; ``Field(None, ...)`` marks a key the tool sometimes leaves out (typed
+    ``T``: never null when present), ``T | None`` one it may send as null.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+
+# Keys the runner may add to ANY output (core/runner.py `_bound`, when it cuts a long
+# string): every output schema allows them, with these types.
+RUNNER_OUTPUT_FIELDS: dict[str, dict[str, Any]] = {
+    "truncated": {
+        "type": "boolean",
+        "description": "True when some of the output was left out or cut.",
+    },
+    "full_output_path": {
+        "type": "string",
+        "description": "A file holding the whole text of a field that was cut.",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,8 @@ class Tool:
     # cancellation work; cheap pure functions can run inline.
     blocking: bool = True
     timeout: float | None = None
+    # The shape of the output, when it has a fixed one (published as MCP outputSchema).
+    output_model: type[BaseModel] | None = None
 
     @cached_property
     def is_async(self) -> bool:
@@ -78,11 +111,25 @@ class Tool:
         """The JSON Schema of the arguments, as models see it."""
         return _clean_schema(self.args_model.model_json_schema())
 
+    @cached_property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the output when declared, allowing what the runner adds.
+
+        May hold ``$defs``/``$ref`` like ``parameters``; the declarations inline them.
+        """
+        if self.output_model is None:
+            return None
+        schema = _clean_schema(
+            self.output_model.model_json_schema(mode="serialization"), drop=("title", "default")
+        )
+        return _with_runner_fields(self.name, schema)
+
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "description": self.description,
             "parameters": copy.deepcopy(self.parameters),
+            "output_schema": copy.deepcopy(self.output_schema),
             "aliases": list(self.aliases),
             "permission": self.permission,
             "toolset": self.toolset,
@@ -95,14 +142,20 @@ class Tool:
         }
 
 
-def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's auto-generated titles: noise for a model, and they cost tokens."""
+def _clean_schema(schema: dict[str, Any], drop: Sequence[str] = ("title",)) -> dict[str, Any]:
+    """Drop pydantic's auto-generated titles: noise for a model, and they cost tokens.
+
+    Output schemas drop defaults too: an output's missing key is just missing, and a
+    client that fills defaults in (ajv's useDefaults) would add a null where the
+    schema wants a string.
+    """
     schema = copy.deepcopy(schema)
 
     def walk(node: Any, in_properties: bool = False) -> None:
         if isinstance(node, dict):
             if not in_properties:
-                node.pop("title", None)
+                for key in drop:
+                    node.pop(key, None)
             for key, value in node.items():
                 walk(value, in_properties=(key in ("properties", "$defs")))
         elif isinstance(node, list):
@@ -113,6 +166,32 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     return schema
+
+
+def _with_runner_fields(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Add the keys the runner may put into any output; refuse a model that types them
+    otherwise (every cut result would then fail a client's validation)."""
+    props = schema["properties"]
+    for key, extra in RUNNER_OUTPUT_FIELDS.items():
+        if key not in props:
+            props[key] = dict(extra)
+        elif not _may_be(props[key], extra["type"]):
+            raise ValueError(
+                f"tool {name!r}: output field {key!r} must accept a {extra['type']}: "
+                "the runner sets it on any output it cuts"
+            )
+    if schema.get("additionalProperties") is False:
+        raise ValueError(f"tool {name!r}: an output schema must stay open to new keys")
+    return schema
+
+
+def _may_be(node: dict[str, Any], json_type: str) -> bool:
+    if not node or node.get("type") == json_type:
+        return True
+    t = node.get("type")
+    if isinstance(t, list):
+        return json_type in t
+    return any(_may_be(branch, json_type) for branch in node.get("anyOf", []))
 
 
 def tool(
@@ -128,8 +207,12 @@ def tool(
     render: RenderFunc | None = None,
     blocking: bool = True,
     timeout: float | None = None,
+    output: type[BaseModel] | None = None,
 ) -> Callable[[Callable[[A, ToolContext], Any | Awaitable[Any]]], Tool]:
-    """Declare a tool from a function; the description defaults to its docstring."""
+    """Declare a tool from a function; the description defaults to its docstring.
+
+    ``output``: the model of what the tool returns, when its shape is fixed (see ``Output``).
+    """
 
     def decorate(func: Callable[[A, ToolContext], Any]) -> Tool:
         text = description or inspect.cleandoc(func.__doc__ or "")
@@ -148,6 +231,7 @@ def tool(
             render=render,
             blocking=blocking,
             timeout=timeout,
+            output_model=output,
         )
 
     return decorate

@@ -5,13 +5,22 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from pydantic import Field
+
 from local_tools.core.context import ToolContext
+from local_tools.core.tool import Output
 from local_tools.shell.capture import StreamCapture
 from local_tools.shell.environment import decode_output
 from local_tools.shell.manager import ManagedProcess, ProcessManager
 from local_tools.shell.process import signal_name
 
 __all__ = [
+    "ExecOutput",
+    "ProcessKillOutput",
+    "ProcessListOutput",
+    "ProcessReport",
+    "ProcessState",
+    "ProcessWriteOutput",
     "new_output",
     "output_preview",
     "process_manager",
@@ -19,6 +28,65 @@ __all__ = [
     "render_process",
     "render_streams",
 ]
+
+
+class ProcessState(Output):
+    """A background process (``process_state``)."""
+
+    process_id: str = Field(description="Its id for process_output/input/kill (p1, p2, ...).")
+    command: str = Field(description="The command line.")
+    status: str = Field(description='"running" or "exited".')
+    exit_code: int | None = Field(description="Its exit code; null while it runs.")
+    pid: int = Field(description="Its operating-system process id.")
+    started_at: str = Field(description="Start time, UTC, ISO 8601.")
+    ended_at: str = Field(None, description="End time, UTC, ISO 8601, once it exited.")
+    signal: str = Field(None, description="The signal that ended it (SIGKILL, ...).")
+    killed_by: str = Field(None, description='Why it was killed: "kill", "timeout", ...')
+
+
+class ProcessReport(ProcessState):
+    """A background process and what it printed since the last read (``new_output``)."""
+
+    stdout: str = Field(description="New standard output.")
+    stderr: str = Field(description="New standard error.")
+    note: str = Field(None, description="Output dropped from memory or still waiting.")
+
+
+class ProcessWriteOutput(ProcessReport):
+    written: int = Field(description="Bytes of input the process took.")
+
+
+class ProcessKillOutput(ProcessReport):
+    killed: bool = Field(description="False when it had already exited.")
+
+
+class ProcessListOutput(Output):
+    processes: list[ProcessState] = Field(description="Your background processes.")
+
+
+class ExecOutput(Output):
+    """A finished command (stdout, stderr, exit_code, duration_ms), or one still running
+    in the background (process_id, status "running", message; with its output so far
+    when it was handed back after yield_after)."""
+
+    stdout: str = Field(None, description="Standard output (head and tail when long).")
+    stderr: str = Field(None, description="Standard error (head and tail when long).")
+    exit_code: int | None = Field(description="The exit code; null while it runs.")
+    duration_ms: float = Field(None, description="Finished commands: how long it ran.")
+    truncated: bool = Field(None, description="True when output was cut (saved whole).")
+    signal: str = Field(None, description="The signal that ended it (SIGKILL, ...).")
+    stdout_path: str = Field(None, description="A file with the whole standard output.")
+    stderr_path: str = Field(None, description="A file with the whole standard error.")
+    note: str = Field(None, description="Processes it left running were stopped.")
+    sandbox_note: str = Field(None, description="Why the command ran without a sandbox.")
+    process_id: str = Field(None, description="Background: its id for process_output etc.")
+    command: str = Field(None, description="Background: the command line.")
+    status: str = Field(None, description='Background: "running" (or "exited" already).')
+    pid: int = Field(None, description="Background: its operating-system process id.")
+    started_at: str = Field(None, description="Background: start time, UTC, ISO 8601.")
+    ended_at: str = Field(None, description="Background: end time, once it exited.")
+    killed_by: str = Field(None, description="Background: why it was killed.")
+    message: str = Field(None, description="Background: what to do next.")
 
 
 def process_manager(ctx: ToolContext) -> ProcessManager:

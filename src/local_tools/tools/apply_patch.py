@@ -32,7 +32,7 @@ from local_tools.core.errors import (
     StorageError,
     ToolError,
 )
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.freshness import check_fresh, file_lock, forget, note_read
 from local_tools.editing.patch import (
     AddFile,
@@ -436,6 +436,18 @@ def _entry(change: _Change) -> dict[str, Any]:
     return entry
 
 
+class PatchedFile(Output):
+    path: str = Field(description="The file (the source, for a move).")
+    action: str = Field(description='"add", "update", "delete" or "move".')
+    to: str = Field(None, description="Moves: the destination.")
+    matched: str = Field(None, description="How loosely the context matched, when not exactly.")
+
+
+class ApplyPatchOutput(Output):
+    files: list[PatchedFile] = Field(description="Every file the patch changed, in patch order.")
+    diff: str = Field(description="Unified diff of all the changes.")
+
+
 _LETTERS = {"add": "A", "update": "M", "delete": "D", "move": "R"}
 
 
@@ -458,6 +470,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=_subjects,
     render=_render,
+    output=ApplyPatchOutput,
 )
 async def apply_patch(args: ApplyPatchArgs, ctx: ToolContext) -> dict[str, Any]:
     patch = parse_patch(args.patch)

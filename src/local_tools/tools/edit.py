@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
@@ -21,6 +21,15 @@ class EditArgs(Args):
     replace_all: bool = Field(
         False, description="Replace every occurrence instead of requiring exactly one."
     )
+
+
+class EditOutput(Output):
+    path: str = Field(description="The file edited, workspace-relative or absolute.")
+    replacements: int = Field(description="How many places were replaced.")
+    strategy: str = Field(description='How old_string was matched: "exact" or a tolerance.')
+    first_line: int = Field(description="Line of the first change in the original file.")
+    created: bool = Field(description="True when the edit created the file.")
+    diff: str = Field(description="Unified diff of the change.")
 
 
 DESCRIPTION = """Replace text in a file: old_string becomes new_string.
@@ -54,6 +63,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=path_subject,
     render=_render,
+    output=EditOutput,
 )
 def edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
     def transform(text: str) -> tuple[str, Replacement]:

@@ -29,7 +29,13 @@ from local_tools.shell.environment import (
 )
 from local_tools.shell.git_safety import git_guard
 from local_tools.shell.manager import ManagedProcess
-from local_tools.tools._shell import output_preview, process_manager, process_state, render_streams
+from local_tools.tools._shell import (
+    ExecOutput,
+    output_preview,
+    process_manager,
+    process_state,
+    render_streams,
+)
 
 MAX_TIMEOUT = 600.0
 # MCP clients cut a call off at about 60 s whatever the tool's own timeout: past this,
@@ -119,6 +125,7 @@ def _render(output: dict[str, Any]) -> str:
     render=_render,
     # The command's own timeout (at most 600 s) is enforced inside; this is the backstop.
     timeout=MAX_TIMEOUT + 30,
+    output=ExecOutput,
 )
 async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     analysis = analyze(args.command, background=args.background)

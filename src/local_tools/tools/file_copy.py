@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.security.jail import MAX_COPY_BYTES, MAX_COPY_ENTRIES
 from local_tools.tools.file_move import transfer, transfer_subjects
 
@@ -24,6 +24,13 @@ class FileCopyArgs(Args):
     overwrite: bool = Field(
         False, description="Replace an existing file, symlink or empty folder at destination."
     )
+
+
+class FileCopyOutput(Output):
+    source: str = Field(description="What was copied, workspace-relative or absolute.")
+    destination: str = Field(description="The copy's path.")
+    files_copied: int = Field(description="Regular files and symlinks written.")
+    type: str = Field(description='What was copied: "file", "directory" or "symlink".')
 
 
 DESCRIPTION = f"""Copy a file, or a directory with everything in it.
@@ -54,6 +61,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=transfer_subjects,
     render=_render,
+    output=FileCopyOutput,
 )
 async def file_copy(args: FileCopyArgs, ctx: ToolContext) -> dict[str, Any]:
     source, destination, done = await transfer(ctx, args, "copy", ctx.jail.copy)

@@ -7,13 +7,19 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.tools._common import path_subject, shown_path
 
 
 class FileDeleteArgs(Args):
     path: str = Field(description="File or directory to delete, inside the workspace.")
     recursive: bool = Field(False, description="Required to delete a non-empty directory.")
+
+
+class FileDeleteOutput(Output):
+    path: str = Field(description="The path deleted, workspace-relative or absolute.")
+    deleted: bool = Field(description="Always true: a failed delete is an error.")
+    type: str = Field(description='What it was: "file", "directory" or "symlink".')
 
 
 DESCRIPTION = """Delete a file, symlink or directory in the workspace.
@@ -32,6 +38,7 @@ Deleting cannot be undone; by default the user is asked first."""
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    output=FileDeleteOutput,
 )
 def file_delete(args: FileDeleteArgs, ctx: ToolContext) -> dict[str, Any]:
     shown = shown_path(ctx, args.path)

@@ -15,13 +15,14 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.tools._common import file_subjects, shown_path
 
 T = TypeVar("T")
 
 __all__ = [
     "FileMoveArgs",
+    "FileMoveOutput",
     "better_exists",
     "file_move",
     "final_destination",
@@ -44,6 +45,12 @@ class FileMoveArgs(Args):
     overwrite: bool = Field(
         False, description="Replace an existing file, symlink or empty folder at destination."
     )
+
+
+class FileMoveOutput(Output):
+    source: str = Field(description="Where it was, workspace-relative or absolute.")
+    destination: str = Field(description="Where it is now.")
+    type: str = Field(description='What was moved: "file", "directory" or "symlink".')
 
 
 DESCRIPTION = """Move or rename a file, directory or symlink.
@@ -123,6 +130,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=transfer_subjects,
     render=_render,
+    output=FileMoveOutput,
 )
 async def file_move(args: FileMoveArgs, ctx: ToolContext) -> dict[str, Any]:
     source, destination, kind = await transfer(ctx, args, "move", ctx.jail.rename)

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.tools._common import iso_time, path_subject, shown_path
 
 # Counting lines means reading the file; past this size the count is skipped.
@@ -18,6 +18,17 @@ MAX_COUNT_BYTES = 64 * 1024 * 1024
 
 class FileStatArgs(Args):
     path: str = Field(description="Path to inspect, workspace-relative or absolute.")
+
+
+class FileStatOutput(Output):
+    path: str = Field(description="The path, workspace-relative or absolute.")
+    type: str = Field(description='"file", "directory", "symlink" or "other".')
+    size: int = Field(description="Size in bytes (of the link itself for a symlink).")
+    last_modified: str = Field(description="Last-modified time, UTC, ISO 8601.")
+    readonly: bool = Field(description="Whether it cannot be written.")
+    lines: int | None = Field(
+        description="Number of lines of a text file up to 64 MB; null otherwise."
+    )
 
 
 DESCRIPTION = """Show what a path is without reading it: type (file, directory, symlink),
@@ -34,6 +45,7 @@ lines for text files up to 64 MB. A symlink is described, not followed."""
     hints=Hints(read_only=True, idempotent=True),
     toolset="files",
     subjects=path_subject,
+    output=FileStatOutput,
 )
 def file_stat(args: FileStatArgs, ctx: ToolContext) -> dict[str, Any]:
     st = ctx.jail.stat(args.path, follow_symlinks=False)

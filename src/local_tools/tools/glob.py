@@ -10,14 +10,14 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.search.engine import get_engine
 from local_tools.search.glob_match import GlobError, PathGlob
 from local_tools.search.results import glob_files
 from local_tools.search.scope import Scope, scope_for
 from local_tools.tools._common import path_subject, shown_path
 
-__all__ = ["glob"]
+__all__ = ["GlobOutput", "glob"]
 
 MAX_FILES = 100
 TIMEOUT = 120.0
@@ -30,6 +30,15 @@ class GlobArgs(Args):
         description='Glob for the files to find, e.g. "**/*.py", "src/**/test_*.py", "*.{ts,tsx}".',
     )
     path: str = Field(".", description="Folder to search in, workspace-relative or absolute.")
+
+
+class GlobOutput(Output):
+    files: list[str] = Field(
+        description="Matching files, workspace-relative (absolute outside it), newest first."
+    )
+    total: int = Field(description="How many files match in all.")
+    truncated: bool = Field(description=f"True when more than the {MAX_FILES} shown match.")
+    note: str = Field(None, description="What was left out, and how to narrow the search.")
 
 
 DESCRIPTION = f"""Find files by name with a glob pattern; returns paths relative to the
@@ -86,6 +95,7 @@ def _not_denied(ctx: ToolContext) -> Callable[[str], bool] | None:
     subjects=path_subject,
     render=_render,
     timeout=TIMEOUT,
+    output=GlobOutput,
 )
 def glob(args: GlobArgs, ctx: ToolContext) -> dict[str, Any]:
     scope = scope_for(ctx.jail, args.path)

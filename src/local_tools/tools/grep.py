@@ -9,14 +9,14 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.search.engine import get_engine
 from local_tools.search.glob_match import GlobError, PathGlob
 from local_tools.search.results import GrepResult, grep_lines
 from local_tools.search.scope import Query, Scope, scope_for
 from local_tools.tools._common import path_subject
 
-__all__ = ["grep"]
+__all__ = ["GrepOutput", "grep"]
 
 MAX_MATCHES = 100
 MAX_LINE_CHARS = 500
@@ -50,6 +50,21 @@ class GrepArgs(Args):
         le=MAX_CONTEXT,
         description=f"Lines of context to show before and after each match (0-{MAX_CONTEXT}).",
     )
+
+
+class GrepLine(Output):
+    path: str = Field(description="The file, workspace-relative (absolute outside it).")
+    line: int = Field(description="1-based line number.")
+    text: str = Field(description=f"The line, cut after {MAX_LINE_CHARS} characters.")
+    context: bool = Field(None, description="Present (true) on a context line, not a match.")
+
+
+class GrepOutput(Output):
+    matches: list[GrepLine] = Field(description="Matching lines (and context), newest files first.")
+    total: int = Field(description="Matching lines in all.")
+    truncated: bool = Field(description="True when some matching lines were left out.")
+    files_with_matches: int = Field(description="Files with at least one match.")
+    note: str = Field(None, description="What was skipped or left out, and why.")
 
 
 DESCRIPTION = f"""Search file contents with a regular expression (ripgrep; a pure-Python
@@ -128,6 +143,7 @@ def readable_by_policy(ctx: ToolContext) -> Callable[[str], bool] | None:
     subjects=path_subject,
     render=_render,
     timeout=TIMEOUT,
+    output=GrepOutput,
 )
 def grep(args: GrepArgs, ctx: ToolContext) -> dict[str, Any]:
     scope: Scope = scope_for(ctx.jail, args.path)

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.security.jail import DirEntryInfo
 from local_tools.tools._common import iso_time, path_subject, shown_path
 
@@ -17,6 +17,25 @@ MAX_ENTRIES = 1000
 class ListDirArgs(Args):
     path: str = Field(".", description="Directory to list, workspace-relative or absolute.")
     include_hidden: bool = Field(False, description="Also list entries whose name starts with '.'.")
+
+
+class DirEntry(Output):
+    name: str = Field(description="The entry's name.")
+    type: str = Field(description='"file", "directory", "symlink" or "other".')
+    size: int = Field(description="Bytes (0 for a directory; the link text's for a symlink).")
+    last_modified: str = Field(description="Last-modified time, UTC, ISO 8601.")
+    target: str | None = Field(
+        None, description="Symlinks only: the link text (null when it cannot be read)."
+    )
+
+
+class ListDirOutput(Output):
+    path: str = Field(description="The directory listed, workspace-relative or absolute.")
+    entries: list[DirEntry] = Field(description="Folders first, then files, by name.")
+    total: int = Field(description="Entries in the directory (hidden ones only if asked).")
+    truncated: bool = Field(
+        description=f"True when entries were left out (only the first {MAX_ENTRIES} are listed)."
+    )
 
 
 DESCRIPTION = f"""List a directory: name, type (file, directory, symlink), size in bytes and
@@ -52,6 +71,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=path_subject,
     render=_render,
+    output=ListDirOutput,
 )
 def list_dir(args: ListDirArgs, ctx: ToolContext) -> dict[str, Any]:
     entries = [e for e in ctx.jail.scandir(args.path) if args.include_hidden or not e.is_hidden]

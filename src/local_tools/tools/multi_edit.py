@@ -8,7 +8,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ToolError
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
@@ -30,6 +30,14 @@ class MultiEditArgs(Args):
         max_length=MAX_EDITS,
         description="Edits applied one after another, each to the result of the previous.",
     )
+
+
+class MultiEditOutput(Output):
+    path: str = Field(description="The file edited, workspace-relative or absolute.")
+    replacements: int = Field(description="How many places were replaced, all edits together.")
+    strategies: list[str] = Field(description="How each edit's old_string was matched, in order.")
+    created: bool = Field(description="True when the first edit created the file.")
+    diff: str = Field(description="Unified diff of all the edits.")
 
 
 DESCRIPTION = """Make several edits to one file in one step; all succeed or none is applied.
@@ -54,6 +62,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=path_subject,
     render=_render,
+    output=MultiEditOutput,
 )
 def multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
     def transform(text: str) -> tuple[str, list[Replacement]]:

@@ -13,7 +13,13 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError, InvalidInput
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.shell.manager import ManagedProcess
-from local_tools.tools._shell import new_output, process_manager, process_state, render_process
+from local_tools.tools._shell import (
+    ProcessWriteOutput,
+    new_output,
+    process_manager,
+    process_state,
+    render_process,
+)
 
 # The end of the output looks like a prompt waiting for the next line: `>>> `, `... `,
 # `$ `, `# `, `mysql> `, `postgres=# `, `In [3]: `, `Password: `, `(Pdb) `.
@@ -56,6 +62,7 @@ def _subjects(args: ProcessInputArgs, ctx: ToolContext) -> list[str]:
     toolset="shell",
     subjects=_subjects,
     render=render_process,
+    output=ProcessWriteOutput,
 )
 async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, Any]:
     if "\0" in args.input:

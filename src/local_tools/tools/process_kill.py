@@ -8,7 +8,13 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.tools._shell import new_output, process_manager, process_state, render_process
+from local_tools.tools._shell import (
+    ProcessKillOutput,
+    new_output,
+    process_manager,
+    process_state,
+    render_process,
+)
 
 
 class ProcessKillArgs(Args):
@@ -29,6 +35,7 @@ killed is false when it had already exited."""
     hints=Hints(destructive=True, idempotent=True),
     toolset="shell",
     render=render_process,
+    output=ProcessKillOutput,
 )
 async def process_kill(args: ProcessKillArgs, ctx: ToolContext) -> dict[str, Any]:
     proc = process_manager(ctx).get(args.process_id, ctx.owner)

@@ -6,7 +6,7 @@ from typing import Any
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Hints, tool
-from local_tools.tools._shell import process_manager, process_state
+from local_tools.tools._shell import ProcessListOutput, process_manager, process_state
 
 
 def _render(output: dict[str, Any]) -> str:
@@ -27,6 +27,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="shell",
     render=_render,
     blocking=False,
+    output=ProcessListOutput,
 )
 def process_list(args: Any, ctx: ToolContext) -> dict[str, Any]:
     """List your background processes (running, and the 30 most recently finished) with

@@ -9,6 +9,7 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, tool
 from local_tools.tools._shell import (
+    ProcessReport,
     new_output,
     process_manager,
     process_state,
@@ -42,6 +43,7 @@ how much was skipped and where the whole output is saved."""
     hints=Hints(read_only=True),
     toolset="shell",
     render=render_process,
+    output=ProcessReport,
 )
 async def process_output(args: ProcessOutputArgs, ctx: ToolContext) -> dict[str, Any]:
     proc = process_manager(ctx).get(args.process_id, ctx.owner)

@@ -9,13 +9,13 @@ from pydantic import Field, model_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled, NotFound, ToolError
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.tools._common import file_subjects, shown_path
 from local_tools.tools._glob_walk import GlobWalk, glob_parts, has_magic, path_excluded
 from local_tools.tools._text_page import MAX_LINE_CHARS, numbered
 from local_tools.tools.read_file import MAX_BYTES, read_path
 
-__all__ = ["read_many_files"]
+__all__ = ["ReadManyFilesOutput", "read_many_files"]
 
 MAX_FILES = 50
 DEFAULT_LIMIT = 500
@@ -52,6 +52,30 @@ class ReadManyFilesArgs(Args):
         if not self.paths and not self.include:
             raise ValueError("give `paths`, `include` globs, or both")
         return self
+
+
+class FileRead(Output):
+    path: str = Field(description="The file, as named or found.")
+    content: str = Field(description="The exact text of the lines read (empty when not read).")
+    truncated: bool = Field(description="True when the file was not read to its end.")
+    start_line: int = Field(None, description="First line returned (absent when not read).")
+    end_line: int = Field(None, description="Last line returned (absent when not read).")
+    total_lines: int = Field(None, description="Lines in the file (absent when not read).")
+    pages: int = Field(None, description="PDFs: number of pages.")
+    note: str = Field(None, description="How to read the rest, or why it was not read.")
+
+
+class FileNotRead(Output):
+    path: str = Field(description="The file or folder.")
+    error_code: str = Field(description="Why, as an error code (NOT_FOUND, ...).")
+    message: str = Field(description="Why, in words.")
+
+
+class ReadManyFilesOutput(Output):
+    files: list[FileRead] = Field(description="The files read, in order.")
+    errors: list[FileNotRead] = Field(description="Files that could not be read.")
+    truncated: bool = Field(description="True when a file was cut short or left out.")
+    notes: list[str] = Field(description="What else was left out.")
 
 
 DESCRIPTION = f"""Read several text files at once: the files named in `paths` and the
@@ -102,6 +126,7 @@ def _subjects(args: ReadManyFilesArgs, ctx: ToolContext) -> Sequence[str] | None
     toolset="files",
     subjects=_subjects,
     render=_render,
+    output=ReadManyFilesOutput,
 )
 def read_many_files(args: ReadManyFilesArgs, ctx: ToolContext) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput, ToolError
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.freshness import note_read
 from local_tools.tools._common import path_subject, shown_path
 
@@ -26,6 +26,14 @@ class WriteFileArgs(Args):
     append: bool = Field(
         False, description="Add content to the end of the file instead of replacing it."
     )
+
+
+class WriteFileOutput(Output):
+    path: str = Field(description="The file written, workspace-relative or absolute.")
+    bytes_written: int = Field(description="Bytes written (appended, with append=true).")
+    created: bool = Field(description="True when the file did not exist before.")
+    line_endings: str = Field(description='"lf" or "crlf": the line endings written.')
+    bom: bool = Field(description="Whether the file starts with a byte order mark.")
 
 
 DESCRIPTION = """Write a text file in the workspace.
@@ -90,6 +98,7 @@ def _line_endings(text: str, style: _Style | None) -> tuple[str, str]:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    output=WriteFileOutput,
 )
 def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
     try:

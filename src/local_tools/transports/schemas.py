@@ -4,6 +4,8 @@ Each declaration follows its consumer's published rules (/work/shared/SCHEMAS.md
 names are checked, schemas are self-contained objects, and the strict OpenAI variant
 is rewritten by ``schema_rewrite``. A tool that breaks a rule no rewrite can fix raises
 ``SchemaError`` naming the tool, rather than reaching a client that would reject it.
+Only MCP has a field for a tool's output schema (``outputSchema``); the other formats
+never carry it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "SchemaError",
     "from_openai_strict",
     "input_schema",
+    "output_schema",
     "to_anthropic",
     "to_mcp",
     "to_openai",
@@ -48,6 +51,8 @@ ANTHROPIC_PROPERTY = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 # OpenAI rejects longer function descriptions (reported API error).
 MAX_DESCRIPTION = 1024
 EMPTY_MCP_INPUT: dict[str, Any] = {"type": "object", "additionalProperties": False}
+# Top-level output keys the MCP transport sends as image content, not in structuredContent.
+BINARY_SUFFIX = "_base64"
 
 
 def _check_name(tool: Tool, fmt: str) -> None:
@@ -85,6 +90,30 @@ def input_schema(tool: Tool) -> dict[str, Any]:
     wrong = set(schema.get("properties", {})) - _accepted_names(tool.args_model)
     if wrong:
         raise SchemaError(f"tool {tool.name!r} publishes names its model rejects: {sorted(wrong)}")
+    return schema
+
+
+def output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The MCP ``outputSchema`` of a tool that declares its output, else None.
+
+    Self-contained (no ``$ref``), an object at the root, and describing structuredContent
+    as the transport sends it: without the top-level ``*_base64`` keys, which go out as
+    image content instead. The runner's ``truncated``/``full_output_path`` are in it
+    already (``Tool.output_schema``).
+    """
+    if tool.output_schema is None:
+        return None
+    try:
+        schema = inline_refs(tool.output_schema)
+    except SchemaError as exc:
+        raise SchemaError(f"tool {tool.name!r} output: {exc}") from None
+    if schema.get("type") != "object":
+        raise SchemaError(f"tool {tool.name!r}: an output schema must be an object at the root")
+    props = schema.get("properties", {})
+    for key in [k for k in props if k.endswith(BINARY_SUFFIX)]:
+        del props[key]
+    if "required" in schema:
+        schema["required"] = [k for k in schema["required"] if not k.endswith(BINARY_SUFFIX)]
     return schema
 
 
@@ -155,7 +184,7 @@ def to_mcp(tool: Tool) -> dict[str, Any]:
     if not schema.get("properties"):
         schema = dict(EMPTY_MCP_INPUT)
     title = _title(tool)
-    return {
+    decl: dict[str, Any] = {
         "name": tool.name,
         "title": title,
         "description": tool.description,
@@ -170,6 +199,11 @@ def to_mcp(tool: Tool) -> dict[str, Any]:
             "openWorldHint": tool.hints.open_world,
         },
     }
+    # Clients validate structuredContent against it: only tools with a fixed shape.
+    out = output_schema(tool)
+    if out is not None:
+        decl["outputSchema"] = out
+    return decl
 
 
 _CONVERTERS = {
