@@ -48,7 +48,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "write_file": {"path": "a.txt", "content": "hi"},
     "edit": {"path": "a.txt", "old_string": "a", "new_string": "b"},
     "multi_edit": {"path": "a.txt", "edits": [{"old_string": "a", "new_string": "b"}]},
-    "apply_patch": {"patch": "*** Begin Patch\n*** End Patch"},
+    "apply_patch": {"patch": "*** Begin Patch\n*** Add File: new.txt\n+hi\n*** End Patch\n"},
     "list_dir": {},
     "file_stat": {"path": "a.txt"},
     "file_delete": {"path": "a.txt"},
