@@ -176,6 +176,9 @@ def test_typescript_sdk_client(target: list[str], ws: Path, env: dict[str, str])
         assert tool["inputSchemaType"] == "object", tool
         assert all(isinstance(tool["annotations"].get(h), bool) for h in HINTS), tool
     assert tools["read_file"]["annotations"]["readOnlyHint"] is True
+    # The TypeScript client validates structuredContent against these: the calls below
+    # succeeding means the declared shapes hold.
+    assert tools["read_file"]["hasOutputSchema"] and tools["edit"]["hasOutputSchema"]
 
     read = summary["read"]
     assert read["isError"] is False, read
@@ -243,6 +246,7 @@ def test_inspector_cli(target: list[str], era: str, ws: Path, env: dict[str, str
     for tool in tools.values():
         assert tool["inputSchema"]["type"] == "object", tool["name"]
         assert all(isinstance(tool["annotations"].get(h), bool) for h in HINTS), tool["name"]
+    assert tools["edit"]["outputSchema"]["type"] == "object"
 
     rc, read = call("read_file", "path=a.txt")
     assert rc == 0 and read["isError"] is False, read

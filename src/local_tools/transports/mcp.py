@@ -42,7 +42,7 @@ from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
 from local_tools.security.server_token import bearer_ok, server_token
 from local_tools.toolbox import Toolbox
-from local_tools.transports.schemas import to_mcp
+from local_tools.transports.schemas import BINARY_SUFFIX, to_mcp
 
 __all__ = ["LocalToolsMcp", "serve_http", "serve_stdio"]
 
@@ -52,7 +52,6 @@ USER_ID = "default"
 # The SDK forgets a session idle this long; so do we, ending what it left running.
 SESSION_IDLE_TIMEOUT = DEFAULT_SESSION_IDLE_TIMEOUT
 SESSION_HEADER = "mcp-session-id"
-_BASE64_SUFFIX = "_base64"
 
 
 class LocalToolsMcp:
@@ -225,7 +224,7 @@ def call_result(tb: Toolbox, envelope: Mapping[str, Any]) -> types.CallToolResul
     structured = dict(output) if isinstance(output, Mapping) else {"result": output}
     images: list[types.ContentBlock] = []
     mime = structured.get("mime_type")
-    for key in [k for k in structured if k.endswith(_BASE64_SUFFIX)]:
+    for key in [k for k in structured if k.endswith(BINARY_SUFFIX)]:
         data = structured.pop(key)  # sent once, as image content, not again inside JSON
         if isinstance(data, str) and isinstance(mime, str) and mime.startswith("image/"):
             images.append(types.ImageContent(type="image", data=data, mime_type=mime))
