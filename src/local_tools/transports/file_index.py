@@ -188,9 +188,7 @@ def _fuzzy(
     return [i for _, i in scored[:want]]
 
 
-def _normalize(query: object) -> str:
-    if not isinstance(query, str):
-        return ""
+def _normalize(query: str) -> str:
     q = query[:MAX_QUERY].replace("\\", "/").strip()
     if q.startswith("./"):
         q = q[1:]
@@ -274,7 +272,7 @@ class FileIndex:
         `limit`; [] for a missing or unreadable root, never raises."""
         try:
             limit = int(limit)
-            if limit <= 0:
+            if limit <= 0 or not isinstance(query, str):
                 return []
             q = _normalize(query)
             return self._current().search(q, limit)
@@ -339,7 +337,7 @@ class FileIndex:
 
     def _install_partial(self) -> None:
         found = list(self._partial)  # the walk appends as it goes; the copy is atomic
-        note = f"listing still running: {len(found)} files so far"
+        note = f"listing still running, files so far: {len(found)}"
         partial = _Snapshot(found, listed_at=time.monotonic(), complete=False, note=note)
         with self._lock:
             if self._snapshot is None:
