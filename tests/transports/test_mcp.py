@@ -177,6 +177,38 @@ def test_ask_through_elicitation(workspace: Path, mode: str) -> None:
     assert (workspace / "deny.txt").exists() and (workspace / "decline.txt").exists()
 
 
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+def test_question_through_elicitation(workspace: Path, mode: str) -> None:
+    ask = {"question": "Which database?", "options": ["SQLite", "PostgreSQL"]}
+    forms: list[dict[str, Any]] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert "Which database?" in params.message
+        forms.append(params.requested_schema)
+        if len(forms) == 2:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(
+            action="accept", content={"choice": "PostgreSQL", "answer": "version 16"}
+        )
+
+    async def main() -> None:
+        async with _memory(workspace, mode=mode, elicitation_callback=person) as c:
+            answered = await c.call_tool("question", ask)
+            assert not answered.is_error, _text(answered)
+            assert answered.structured_content["choices"] == ["PostgreSQL"]
+            assert answered.structured_content["text"] == "version 16"
+            assert _text(answered) == "The user answered: PostgreSQL; version 16"
+            dismissed = await c.call_tool("question", ask)
+            assert _text(dismissed).startswith("Error [CANCELLED]:")
+        # Without elicitation the question goes back to the model, for the chat.
+        async with _memory(workspace, mode=mode) as c:
+            handed = await c.call_tool("question", ask)
+            assert handed.structured_content["answered"] is False
+
+    _run(main)
+    assert forms[0]["properties"]["choice"]["enum"] == ["SQLite", "PostgreSQL"]
+
+
 def test_ask_without_elicitation_is_denied_naming_the_rule(workspace: Path) -> None:
     (workspace / "keep.txt").write_text("x")
 

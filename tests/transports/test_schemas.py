@@ -61,6 +61,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "process_input": {"process_id": "p1", "input": "y"},
     "process_kill": {"process_id": "p1"},
     "process_list": {},
+    "question": {"question": "Which one?", "options": ["a", "b"]},
 }
 
 

@@ -12,10 +12,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from local_tools.interact.base import Answer, PermissionRequest
+from local_tools.interact.base import (
+    Answer,
+    PermissionRequest,
+    QuestionAnswer,
+    QuestionCancelled,
+    QuestionRequest,
+    checked_answer,
+)
 from local_tools.interact.terminal import safe_text
 
-__all__ = ["ElicitFunc", "McpAsker", "permission_form"]
+__all__ = ["ElicitFunc", "McpAsker", "permission_form", "question_form"]
 
 # (message, requested_schema) -> (action, content): action is "accept", "decline" or
 # "cancel" as in MCP's ElicitResult; content is the submitted form when accepted.
@@ -44,6 +51,20 @@ class McpAsker:
         choice = content.get(_FIELD)
         allowed = schema["properties"][_FIELD]["enum"]
         return choice if isinstance(choice, str) and choice in allowed else "deny"  # type: ignore[return-value]
+
+    async def question(self, request: QuestionRequest) -> QuestionAnswer:
+        message, schema = question_form(request)
+        action, content = await self._elicit(message, schema)
+        if action != "accept" or not content:
+            raise QuestionCancelled(f"the person chose {action!r} in the MCP client")
+        picked = content.get(_CHOICE)
+        choices = picked if isinstance(picked, list) else [picked] if picked else []
+        text = content.get(_TEXT)
+        return checked_answer(
+            request,
+            [c for c in choices if isinstance(c, str)],
+            text if isinstance(text, str) else None,
+        )
 
 
 def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
@@ -74,3 +95,26 @@ def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
         "required": [_FIELD],
     }
     return "\n".join(lines), schema
+
+
+_CHOICE = "choice"
+_TEXT = "answer"
+
+
+def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
+    """A form with the options (single or multi-select enum) and a free-text field."""
+    properties: dict[str, Any] = {}
+    if request.options:
+        options = list(request.options)
+        if request.multiple:
+            properties[_CHOICE] = {
+                "type": "array",
+                "title": "Pick any",
+                "items": {"type": "string", "enum": options},
+            }
+        else:
+            properties[_CHOICE] = {"type": "string", "title": "Pick one", "enum": options}
+    title = "Or answer in your own words" if request.options else "Your answer"
+    properties[_TEXT] = {"type": "string", "title": title}
+    message = f"local-tools: {safe_text(request.tool)} asks\n{safe_text(request.question)}"
+    return message, {"type": "object", "properties": properties}

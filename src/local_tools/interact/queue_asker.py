@@ -7,7 +7,17 @@ from the console when one is running, and otherwise is told nobody can answer.
 
 from __future__ import annotations
 
-from local_tools.interact.base import Answer, NoPersonAvailable, PermissionRequest
+from typing import Any
+
+from local_tools.interact.base import (
+    Answer,
+    NoPersonAvailable,
+    PermissionRequest,
+    QuestionAnswer,
+    QuestionCancelled,
+    QuestionRequest,
+    checked_answer,
+)
 from local_tools.interact.pending import PendingQueue
 
 __all__ = ["DEFAULT_ANSWER_TIMEOUT", "QueueAsker"]
@@ -22,8 +32,7 @@ class QueueAsker:
         self.timeout = timeout
 
     async def ask(self, request: PermissionRequest) -> Answer:
-        if not self.queue.console_live():
-            raise NoPersonAvailable("no web console is running for this workspace")
+        self._need_console()
         payload = {
             "tool": request.tool,
             "permission": request.permission,
@@ -32,11 +41,39 @@ class QueueAsker:
             "summary": request.summary,
             "suggestion": request.suggestion,
         }
-        request_id = self.queue.submit("permission", payload)
-        answer = await self.queue.wait(request_id, self.timeout)
-        if answer is None:
-            raise TimeoutError(f"nobody answered in the web console within {self.timeout:g} s")
+        answer = await self._submit_and_wait("permission", payload)
         decision = str(answer.get("decision", "deny"))
         if decision == "pattern" and request.suggestion is None:
             return "deny"
         return decision if decision in _ANSWERS else "deny"  # type: ignore[return-value]
+
+    async def question(self, request: QuestionRequest) -> QuestionAnswer:
+        self._need_console()
+        payload = {
+            "question": request.question,
+            "options": list(request.options),
+            "multiple": request.multiple,
+            "tool": request.tool,
+            "user_id": request.user_id,
+        }
+        answer = await self._submit_and_wait("question", payload)
+        if answer.get("cancelled"):
+            raise QuestionCancelled("dismissed in the web console")
+        choices = answer.get("choices")
+        text = answer.get("text")
+        return checked_answer(
+            request,
+            [c for c in choices if isinstance(c, str)] if isinstance(choices, list) else [],
+            text if isinstance(text, str) else None,
+        )
+
+    def _need_console(self) -> None:
+        if not self.queue.console_live():
+            raise NoPersonAvailable("no web console is running for this workspace")
+
+    async def _submit_and_wait(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        request_id = self.queue.submit(kind, payload)
+        answer = await self.queue.wait(request_id, self.timeout)
+        if answer is None:
+            raise TimeoutError(f"nobody answered in the web console within {self.timeout:g} s")
+        return answer

@@ -13,9 +13,23 @@ import threading
 import unicodedata
 from typing import TextIO
 
-from local_tools.interact.base import Answer, PermissionRequest
+from local_tools.interact.base import (
+    Answer,
+    PermissionRequest,
+    QuestionAnswer,
+    QuestionCancelled,
+    QuestionRequest,
+    checked_answer,
+)
 
-__all__ = ["TerminalAsker", "parse_answer", "render_request", "safe_text"]
+__all__ = [
+    "TerminalAsker",
+    "parse_answer",
+    "parse_reply",
+    "render_question",
+    "render_request",
+    "safe_text",
+]
 
 _ANSWERS: dict[str, Answer] = {
     "o": "once",
@@ -49,6 +63,29 @@ class TerminalAsker:
     async def ask(self, request: PermissionRequest) -> Answer:
         return await asyncio.to_thread(self._ask_blocking, request)
 
+    async def question(self, request: QuestionRequest) -> QuestionAnswer:
+        return await asyncio.to_thread(self._question_blocking, request)
+
+    def _question_blocking(self, request: QuestionRequest) -> QuestionAnswer:
+        line = self._exchange(render_question(request))
+        return parse_reply(request, line)
+
+    def _exchange(self, prompt: str) -> str:
+        """Show `prompt`, read one line ("" on EOF or a closed terminal)."""
+        stdin = self._input or sys.stdin
+        stderr = self._output or sys.stderr
+        with self._lock:
+            try:
+                stderr.write(prompt)
+                stderr.flush()
+                line = stdin.readline()
+            except (OSError, ValueError):
+                line = ""
+            if not line.endswith("\n"):
+                stderr.write("\n")
+                stderr.flush()
+        return line
+
     def _ask_blocking(self, request: PermissionRequest) -> Answer:
         stdin = self._input or sys.stdin
         stderr = self._output or sys.stderr
@@ -71,6 +108,29 @@ class TerminalAsker:
 
 def parse_answer(line: str) -> Answer:
     return _ANSWERS.get(line.strip().lower(), "deny")
+
+
+def render_question(request: QuestionRequest) -> str:
+    lines = ["", f"local-tools: {safe_text(request.tool)} asks", f"  {safe_text(request.question)}"]
+    for number, option in enumerate(request.options, 1):
+        lines.append(f"  {number}. {safe_text(option)}")
+    if request.options:
+        pick = "numbers, comma-separated" if request.multiple else "a number"
+        lines.append(f"Answer ({pick}, or your own words; empty line to dismiss): ")
+    else:
+        lines.append("Answer (empty line to dismiss): ")
+    return "\n".join(lines)
+
+
+def parse_reply(request: QuestionRequest, line: str) -> QuestionAnswer:
+    """Numbers pick options (all of them must be valid numbers); anything else is text."""
+    reply = line.strip()
+    if not reply:
+        raise QuestionCancelled("dismissed at the terminal")
+    parts = [p.strip() for p in reply.split(",")] if request.multiple else [reply]
+    if request.options and all(p.isdigit() and 1 <= int(p) <= len(request.options) for p in parts):
+        return checked_answer(request, [request.options[int(p) - 1] for p in parts], None)
+    return checked_answer(request, [], reply)
 
 
 def render_request(request: PermissionRequest) -> str:

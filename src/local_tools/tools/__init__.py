@@ -24,6 +24,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.process_kill import process_kill
     from local_tools.tools.process_list import process_list
     from local_tools.tools.process_output import process_output
+    from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
     from local_tools.tools.write_file import write_file
@@ -47,5 +48,6 @@ def builtin_tools() -> list[Tool]:
         process_input,
         process_kill,
         process_list,
+        question,
         invalid,
     ]
