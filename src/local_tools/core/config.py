@@ -46,6 +46,7 @@ __all__ = [
     "Action",
     "Config",
     "ConfigError",
+    "HttpConfig",
     "LimitsConfig",
     "NetworkConfig",
     "PermissionSpec",
@@ -136,6 +137,19 @@ def _check_private_entry(value: str) -> str:
     return value
 
 
+# An origin as browsers send it: scheme://host[:port], no path; `*` matches any text.
+_ORIGIN_RE = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
+
+
+def _check_origin(value: str) -> str:
+    if not _ORIGIN_RE.fullmatch(value):
+        raise ValueError(
+            "an origin looks like 'chrome-extension://*' or 'http://127.0.0.1:8080' "
+            "(scheme://host[:port], lowercase scheme, no path; * matches any text)"
+        )
+    return value
+
+
 def _spec_kind(value: Any) -> str:
     return _TABLE_TAG if isinstance(value, Mapping) else _ACTION_TAG
 
@@ -193,6 +207,14 @@ class LimitsConfig(_Section):
     max_processes: PositiveInt = 8  # commands running at once (foreground + background)
 
 
+class HttpConfig(_Section):
+    """`serve http`: web origins (besides its own console) allowed to call it."""
+
+    allowed_origins: list[Annotated[str, AfterValidator(_check_origin)]] = Field(
+        default_factory=lambda: ["chrome-extension://*", "moz-extension://*"]
+    )
+
+
 class ToolsetsConfig(_Section):
     enabled: Annotated[list[Name], BeforeValidator(_one_or_many)] = Field(
         default_factory=lambda: ["*"]
@@ -208,6 +230,7 @@ class Config(_Section):
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
 
     # Not a TOML key: where this config came from (a file path, "<dict>", or None).
     _source: str | None = PrivateAttr(default=None)
@@ -437,6 +460,10 @@ max_processes = 8             # commands running at once, background ones includ
 [toolsets]
 enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
 disabled = []                 # toolsets to leave out even when enabled matches
+
+[http]                        # `local-tools serve http` (the openlink extension, the console)
+# Browser origins allowed to call it besides its own console page; * matches any text.
+allowed_origins = ["chrome-extension://*", "moz-extension://*"]
 """
 
 

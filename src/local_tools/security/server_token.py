@@ -1,10 +1,11 @@
-"""The bearer token that local-tools' network servers require (MCP over HTTP, and the
-HTTP server when it comes).
+"""The bearer token that local-tools' network servers require (MCP over HTTP, and
+`serve http` for the openlink extension and the web console).
 
 One token per state dir, made on first use and kept in `<state>/server-token` (mode
 0600, outside every workspace: an agent must not read its own key), so a client
 configured once keeps working across restarts. `LOCAL_TOOLS_TOKEN` overrides it.
-Compared in constant time.
+32 random bytes as 64 hex digits, like openlink's (older files holding a urlsafe token
+stay valid: any non-empty token read back is used). Compared in constant time.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from local_tools.core.state import write_state_file
 
-__all__ = ["TOKEN_VARIABLE", "bearer_ok", "server_token"]
+__all__ = ["TOKEN_VARIABLE", "bearer_ok", "server_token", "token_ok"]
 
 TOKEN_VARIABLE = "LOCAL_TOOLS_TOKEN"
 _FILE = "server-token"
@@ -33,7 +34,7 @@ def server_token(state_dir: Path) -> str:
             return token
     except (OSError, UnicodeDecodeError):
         pass
-    token = secrets.token_urlsafe(32)
+    token = secrets.token_hex(32)
     write_state_file(path, token + "\n")
     return token
 
@@ -42,4 +43,13 @@ def bearer_ok(header: str | None, token: str) -> bool:
     """Whether an Authorization header value carries `token` (constant time)."""
     if not header or header[:7].lower() != "bearer ":
         return False
-    return hmac.compare_digest(header[7:].strip().encode(), token.encode())
+    return token_ok(header[7:].strip(), token)
+
+
+def token_ok(given: str | None, token: str) -> bool:
+    """Whether `given` is `token` (constant time)."""
+    if given is None:
+        return False
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass")
+    )
