@@ -559,6 +559,20 @@ def test_records_are_emitted_on_the_audit_logger(
     assert "error_code=NOT_FOUND" in second.getMessage()
 
 
+def test_a_note_is_stored_and_emitted(
+    open_log: Callable[..., AuditLog], db: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="local_tools.audit")
+    log = open_log(flush_interval=0)
+    log.record(rec(outcome="error", error_code="CANCELLED", note="InputRequired: waiting"))
+    log.close()
+    (got,) = read_all(db)
+    assert got.note == "InputRequired: waiting"
+    (emitted,) = [r for r in caplog.records if r.name == "local_tools.audit"]
+    assert "error_code=CANCELLED (InputRequired: waiting)" in emitted.getMessage()
+    assert emitted.audit["note"] == "InputRequired: waiting"  # type: ignore[attr-defined]
+
+
 def test_nothing_emitted_when_the_logger_is_off(
     open_log: Callable[..., AuditLog], caplog: pytest.LogCaptureFixture
 ) -> None:

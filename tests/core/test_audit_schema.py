@@ -21,11 +21,11 @@ def test_migrate_applies_only_new_migrations(tmp_path: Path) -> None:
         assert migrate(conn) == [v for v, _ in MIGRATIONS]
         assert migrate(conn) == []
         nxt = len(MIGRATIONS) + 1
-        extended = [*MIGRATIONS, (nxt, "ALTER TABLE calls ADD COLUMN note TEXT;")]
+        extended = [*MIGRATIONS, (nxt, "ALTER TABLE calls ADD COLUMN extra TEXT;")]
         assert migrate(conn, extended) == [nxt]
         assert migrate(conn, extended) == []
         columns = [r[1] for r in conn.execute("PRAGMA table_info(calls)")]
-        assert "note" in columns
+        assert "extra" in columns
     finally:
         conn.close()
 
@@ -43,3 +43,22 @@ def test_failed_migration_is_rolled_back(tmp_path: Path) -> None:
         assert nxt not in {r[0] for r in conn.execute("SELECT version FROM _migrations")}
     finally:
         conn.close()
+
+
+def test_a_version_1_database_gains_the_note_column(tmp_path: Path) -> None:
+    """A log written before notes existed keeps its rows; they read back with no note."""
+    path = tmp_path / "audit.sqlite"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        migrate(conn, MIGRATIONS[:1])
+        conn.execute(
+            "INSERT INTO calls (ts, call_id, user_id, tool, args, outcome, error_code, "
+            "duration_ms) VALUES (1.0, 'old', 'alice', 'grep', '{}', 'success', NULL, 2.0)"
+        )
+    finally:
+        conn.close()
+    from local_tools.core.audit import AuditLog
+
+    with AuditLog(path, flush_interval=0) as log:
+        (old,) = log.query()
+    assert old.call_id == "old" and old.note is None

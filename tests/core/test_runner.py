@@ -14,6 +14,7 @@ from pydantic import Field
 from envelopes import err, ok
 from local_tools import Args, Hints, Toolbox, ToolContext, tool
 from local_tools.core.errors import Conflict, ErrorCode
+from local_tools.interact.base import Answer, PermissionRequest
 
 
 class EchoArgs(Args):
@@ -214,6 +215,65 @@ def test_outside_cancellation_propagates(tbx: Toolbox) -> None:
     asyncio.run(main())
     records = tbx.audit.query(tool="aslow") if tbx.audit else []
     assert records and records[0].error_code == "CANCELLED"
+
+
+class RoundEnded(BaseException):
+    """Like the MCP transport's InputRequired: an asker ending the round to ask."""
+
+
+class EndingAsker:
+    def __init__(self) -> None:
+        self.asked: list[PermissionRequest] = []
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        self.asked.append(request)
+        raise RoundEnded("waiting for the person's answer")
+
+
+RAN: list[str] = []
+
+
+@tool("guarded", args=EchoArgs, toolset="test", permission="test:guarded")
+def guarded(args: EchoArgs, ctx: ToolContext) -> dict[str, Any]:
+    """Needs an approval (no rule for its permission: it asks)."""
+    RAN.append(args.text)
+    return {"text": args.text}
+
+
+def test_a_base_exception_ending_the_call_is_audited_and_re_raised(make_toolbox: Any) -> None:
+    asker = EndingAsker()
+    tbx = make_toolbox(tools=[*TEST_TOOLS, guarded], asker=asker)
+    RAN.clear()
+    with pytest.raises(RoundEnded):
+        asyncio.run(tbx.arun("guarded", {"text": "hi"}, user_id="bob"))
+    assert [r.permission for r in asker.asked] == ["test:guarded"]
+    assert RAN == []  # ended before the tool ran
+    assert tbx.audit is not None
+    (record,) = tbx.audit.query(tool="guarded")
+    assert record.outcome == "error" and record.error_code == "CANCELLED"
+    assert record.note == "RoundEnded: waiting for the person's answer"
+    assert record.user_id == "bob" and record.args == {"text": "hi"}
+
+
+def test_a_base_exception_from_a_tool_is_audited(make_toolbox: Any) -> None:
+    @tool("interrupted", toolset="test", blocking=False)
+    def interrupted(args: Args, ctx: ToolContext) -> None:
+        """Ends like an interrupt."""
+        raise RoundEnded()
+
+    tbx = make_toolbox(tools=[interrupted])
+    with pytest.raises(RoundEnded):
+        asyncio.run(tbx.arun("interrupted"))
+    assert tbx.audit is not None
+    (record,) = tbx.audit.query(tool="interrupted")
+    assert record.error_code == "CANCELLED" and record.note == "RoundEnded"
+
+
+def test_plain_calls_have_no_note(tbx: Toolbox) -> None:
+    ok(tbx.run("echo", {"text": "x"}))
+    err(tbx.run("conflicted"), "CONFLICT")
+    assert tbx.audit is not None
+    assert [r.note for r in tbx.audit.query()] == [None, None]
 
 
 def test_big_output_is_bounded_and_spilled(make_toolbox: Any) -> None:

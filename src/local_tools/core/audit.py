@@ -62,14 +62,17 @@ class AuditRecord:
     duration_ms: float
     workspace: str = ""
     transport: str = ""
+    # How the call ended when the code alone does not say: set by the runner (never
+    # from arguments or tool output) for a call something outside the tool ended.
+    note: str | None = None
 
 
 # --------------------------------------------------------------------------- the log
 
 _COLUMNS = (
-    "ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, workspace, transport"
+    "ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, workspace, transport, note"
 )
-_INSERT = f"INSERT INTO calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = f"INSERT INTO calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 # Built once: json.dumps with options constructs a new encoder on every call.
@@ -92,6 +95,7 @@ def _row(rec: AuditRecord) -> tuple[Any, ...]:
         rec.duration_ms,
         rec.workspace,
         rec.transport,
+        rec.note,
     )
 
 
@@ -134,7 +138,8 @@ def _escape_in_json(m: re.Match[str]) -> str:
 
 def _sanitized(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """``row`` made storable; only used after inserting it as it is failed."""
-    ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, workspace, transport = row
+    ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, *rest = row
+    workspace, transport, note = rest
     return (
         _number(ts),
         _text(call_id),
@@ -149,6 +154,7 @@ def _sanitized(row: tuple[Any, ...]) -> tuple[Any, ...]:
         _number(duration_ms),
         _text(workspace),
         _text(transport),
+        None if note is None else _text(note),
     )
 
 
@@ -371,8 +377,11 @@ class AuditLog:
                 "duration_ms": rec.duration_ms,
                 "workspace": rec.workspace,
                 "transport": rec.transport,
+                "note": rec.note,
             }
             code = f" error_code={rec.error_code}" if rec.error_code else ""
+            if rec.note:
+                code += f" ({rec.note})"
             audit_logger.info(
                 "tool=%s user=%s outcome=%s%s ms=%.1f",
                 rec.tool,
@@ -441,6 +450,7 @@ class AuditLog:
                 duration_ms=r[7],
                 workspace=r[8],
                 transport=r[9],
+                note=r[10],
             )
             for r in rows
         ]

@@ -35,6 +35,14 @@ MIGRATIONS: list[tuple[int, str]] = [
         -- every call, while queries read the newest rows by rowid and stop at LIMIT.
         """,
     ),
+    (
+        2,
+        """
+        -- How a call ended when error_code alone does not say (the runner's words, e.g.
+        -- a round ended to wait for the person's answer); NULL for nearly every call.
+        ALTER TABLE calls ADD COLUMN note TEXT;
+        """,
+    ),
 ]
 
 

@@ -3,7 +3,8 @@
 One async core (``Runner.arun``); ``Toolbox.run`` is a thin sync facade over it.
 ``arun`` never raises for anything a tool or its arguments do: every failure
 becomes an error envelope with a code from ``ErrorCode``. (An outside
-cancellation of the awaiting task is audited and re-raised, as asyncio requires.)
+cancellation of the awaiting task, or any other BaseException ending the call — the
+MCP transport's InputRequired — is audited as CANCELLED and re-raised.)
 """
 
 from __future__ import annotations
@@ -120,6 +121,26 @@ class Runner:
                 "This is a bug in the tool; try another approach.",
                 None,
             )
+        except BaseException as exc:
+            # Anything else that ends the call on its way out: the MCP transport's
+            # InputRequired (on protocol 2026-07-28 a round ends to ask the person; the
+            # client re-sends the call with the answer), KeyboardInterrupt, SystemExit.
+            # Audited as CANCELLED — the call stopped before it finished, for a reason
+            # outside the tool, like a cancellation; INTERNAL_ERROR would report an
+            # approval round as a bug — with a note naming what ended it, then re-raised
+            # untouched (the caller decides what it means).
+            note = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            self._audit(
+                tool_name,
+                raw_args,
+                user_id,
+                call_id,
+                started,
+                transport,
+                _error(ErrorCode.CANCELLED, note, None),
+                note=note,
+            )
+            raise
         duration_ms = (time.perf_counter() - started) * 1000
         envelope["meta"] = {
             "tool": tool_name,
@@ -241,6 +262,7 @@ class Runner:
         started: float,
         transport: str,
         envelope: Mapping[str, Any],
+        note: str | None = None,
     ) -> None:
         if self.audit is None:
             return
@@ -257,6 +279,7 @@ class Runner:
                 duration_ms=(time.perf_counter() - started) * 1000,
                 workspace=str(self.jail.root),
                 transport=transport,
+                note=note,
             )
         )
 
