@@ -417,3 +417,77 @@ def test_threads_search_while_it_refreshes(workspace: Path, index_of, engine) ->
     for t in threads:
         t.join(30)
     assert errors == []
+
+
+# -- the ranking rules, checked against a plain reading of them ------------------------
+
+
+def _subsequence_end(q: str, line: str) -> int | None:
+    """Where the leftmost in-order match of q's characters ends in line, or None."""
+    pos = 0
+    for c in q:
+        pos = line.find(c, pos)
+        if pos < 0:
+            return None
+        pos += 1
+    return pos
+
+
+def _gap(q: str, line: str, end: int) -> int:
+    """Extra characters in the tightest window holding q in order that ends at `end`."""
+    j = end - 1
+    for c in reversed(q[:-1]):
+        j = line.rfind(c, 0, j)
+    return end - j - len(q)
+
+
+def reference_search(paths: list[str], query: str, limit: int) -> list[str]:
+    q = query.replace("\\", "/").strip().casefold()
+    order = sorted(paths, key=lambda p: (len(p), p))
+    if not q:
+        return order[:limit]
+    full = {p: "/" + p.casefold() for p in order}
+    name = {p: full[p][full[p].rfind("/") :] for p in order}
+    out = [p for p in order if q in name[p]]
+    out += [p for p in order if q in full[p] and p not in out]
+    out = out[:limit]
+    fq = q.replace(" ", "")
+    if len(fq) < 2:
+        return out
+    for where in (name, full):
+        if len(out) >= limit:
+            break
+        scored = []
+        for p in order:
+            end = _subsequence_end(fq, where[p])
+            if p not in out and end is not None:
+                scored.append((_gap(fq, where[p], end), order.index(p), p))
+        out += [p for *_, p in sorted(scored)[: limit - len(out)]]
+    return out
+
+
+def test_ranking_matches_the_rules_on_a_random_tree(workspace: Path, index_of, engine) -> None:
+    import random
+
+    rng = random.Random(1234)
+    alphabet = "abcAB_-"
+
+    def part() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+
+    paths = set()
+    while len(paths) < 300:
+        folders = [part() for _ in range(rng.randint(0, 3))]
+        paths.add("/".join([*folders, part() + rng.choice([".py", ".md", ""])]))
+    # a folder and a file may not share a name
+    paths = {p for p in paths if not any(q.startswith(p + "/") for q in paths)}
+    touch(workspace, *paths)
+    ix = index_of(workspace)
+    assert sorted(ix.search("", limit=1000)) == sorted(paths)
+    queries = ["a", "B", "ab", "a/b", "ba", "abc", "a_b", "-a", "/a", "b/", "aaa", "cab", "a b"]
+    queries += [
+        "".join(rng.choice(alphabet + "/") for _ in range(rng.randint(1, 6))) for _ in range(60)
+    ]
+    for q in queries:
+        for limit in (1, 7, 50, 400):
+            assert ix.search(q, limit) == reference_search(sorted(paths), q, limit), (q, limit)
