@@ -491,3 +491,28 @@ def test_ranking_matches_the_rules_on_a_random_tree(workspace: Path, index_of, e
     for q in queries:
         for limit in (1, 7, 50, 400):
             assert ix.search(q, limit) == reference_search(sorted(paths), q, limit), (q, limit)
+
+
+def test_a_failing_walk_answers_empty_and_is_retried_after_ttl(
+    workspace: Path, index_of, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    touch(workspace, "a.py")
+    calls = []
+    real = file_index.list_files
+
+    def broken(*args, **kwargs):
+        calls.append(1)
+        raise RuntimeError("rg exploded")
+        yield []
+
+    monkeypatch.setattr(file_index, "list_files", broken)
+    ix = index_of(workspace, ttl=3600)
+    assert ix.search("a") == []
+    assert ix.search("a") == []  # not walked again on every search
+    assert calls == [1]
+    assert ix.note == "listing failed; see the log"
+    assert "rg exploded" in caplog.text
+    monkeypatch.setattr(file_index, "list_files", real)
+    ix.ttl = 0
+    assert eventually(lambda: ix.search("a") == ["a.py"])
+    assert ix.note is None

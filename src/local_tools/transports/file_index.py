@@ -486,16 +486,22 @@ class FileIndex:
                     self._first.set()
                     return
                 self._wanted = False
-            snap = None
+            snap, failed = None, False
             try:
                 snap = self._list()
             except Exception:
                 log.exception("listing %s failed", self.root)
+                failed = True
             with self._lock:
                 if snap is not None:
                     self._snapshot = snap
-                elif self._snapshot is not None:  # keep the old one, try again after ttl
-                    self._snapshot = self._snapshot.restamped(time.monotonic(), "listing failed")
+                elif failed:  # keep what there is, try again after ttl
+                    now, old = time.monotonic(), self._snapshot
+                    note = "listing failed; see the log"
+                    if old is None:
+                        self._snapshot = _Snapshot([], listed_at=now, note=note)
+                    else:
+                        self._snapshot = old.restamped(now, note)
                 self._busy = False
             self._first.set()
 
