@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -267,6 +269,133 @@ def test_a_base_exception_from_a_tool_is_audited(make_toolbox: Any) -> None:
     assert tbx.audit is not None
     (record,) = tbx.audit.query(tool="interrupted")
     assert record.error_code == "CANCELLED" and record.note == "RoundEnded"
+
+
+class PathArgs(Args):
+    path: str
+
+
+SEEN_THREADS: list[str] = []
+
+
+def _where_subjects(args: PathArgs, ctx: ToolContext) -> list[str]:
+    SEEN_THREADS.append(f"subjects:{threading.current_thread().name}")
+    if args.path == "hang":
+        time.sleep(1)
+    return [args.path]
+
+
+@tool("touchy", args=PathArgs, toolset="test", permission="test:touchy", timeout=0.3)
+def touchy(args: PathArgs, ctx: ToolContext) -> dict[str, Any]:
+    """A blocking tool with subjects: where do its parts run?"""
+    SEEN_THREADS.append(f"tool:{threading.current_thread().name}")
+    return {"path": args.path}
+
+
+touchy = dataclasses.replace(touchy, subjects=_where_subjects)
+TOUCHY_RULES = {"permissions": {"test:touchy": {"*": "ask", "ok*": "allow", "no*": "deny"}}}
+
+
+class AnsweringAsker:
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.asked: list[str | None] = []
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        self.asked.append(request.subject)
+        SEEN_THREADS.append(f"ask:{threading.current_thread().name}")
+        return self.answer
+
+
+def test_blocking_tool_is_authorized_and_run_off_the_loop(make_toolbox: Any) -> None:
+    tbx = make_toolbox(TOUCHY_RULES, tools=[touchy])
+    SEEN_THREADS.clear()
+    loop_thread = threading.current_thread().name
+    assert ok(tbx.run("touchy", {"path": "ok.txt"})) == {"path": "ok.txt"}
+    assert [s.split(":")[0] for s in SEEN_THREADS] == ["subjects", "tool"]
+    assert all(not s.endswith(f":{loop_thread}") for s in SEEN_THREADS), SEEN_THREADS
+
+
+def test_blocking_tool_denied_in_the_worker_never_runs(make_toolbox: Any) -> None:
+    tbx = make_toolbox(TOUCHY_RULES, tools=[touchy])
+    SEEN_THREADS.clear()
+    message = err(tbx.run("touchy", {"path": "no.txt"}), "PERMISSION_DENIED")
+    assert "no*" in message
+    assert [s.split(":")[0] for s in SEEN_THREADS] == ["subjects"]
+
+
+@pytest.mark.parametrize(("answer", "runs"), [("once", True), ("deny", False)])
+def test_blocking_tool_asks_on_the_loop_then_runs(
+    make_toolbox: Any, answer: Answer, runs: bool
+) -> None:
+    asker = AnsweringAsker(answer)
+    tbx = make_toolbox(TOUCHY_RULES, tools=[touchy], asker=asker)
+    SEEN_THREADS.clear()
+    envelope = tbx.run("touchy", {"path": "maybe.txt"})
+    assert asker.asked == ["maybe.txt"]
+    kinds = [s.split(":")[0] for s in SEEN_THREADS]
+    if runs:
+        assert ok(envelope) == {"path": "maybe.txt"}
+        assert kinds == ["subjects", "ask", "tool"]  # subjects once, the tool once
+    else:
+        assert "declined" in err(envelope, "PERMISSION_DENIED")
+        assert kinds == ["subjects", "ask"]
+
+
+def test_blocking_tool_without_anyone_to_ask_is_denied(make_toolbox: Any) -> None:
+    tbx = make_toolbox(TOUCHY_RULES, tools=[touchy])
+    assert "no one is available" in err(tbx.run("touchy", {"path": "x"}), "PERMISSION_DENIED")
+
+
+def test_the_deadline_covers_the_subjects_of_a_blocking_tool(make_toolbox: Any) -> None:
+    tbx = make_toolbox(TOUCHY_RULES, tools=[touchy])
+    started = time.monotonic()
+    err(tbx.run("touchy", {"path": "hang"}), "TIMEOUT")
+    assert time.monotonic() - started < 0.9  # the loop was not held by the subjects
+
+
+def test_a_tool_whose_subjects_outlived_the_deadline_never_starts(make_toolbox: Any) -> None:
+    rules = {"permissions": {"test:touchy": "allow"}}
+    tbx = make_toolbox(rules, tools=[touchy])
+    SEEN_THREADS.clear()
+    err(tbx.run("touchy", {"path": "hang"}), "TIMEOUT")
+    time.sleep(1.2)  # the subjects return after 1 s, into a call that already ended
+    assert [s.split(":")[0] for s in SEEN_THREADS] == ["subjects"]
+
+
+def test_outside_cancellation_of_a_blocking_tool_tells_it(tbx: Toolbox) -> None:
+    SEEN_CANCEL.clear()
+
+    async def main() -> None:
+        task = asyncio.create_task(tbx.arun("slow", {"seconds": 5}))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert SEEN_CANCEL.wait(2), "the tool never saw the cancellation"
+    records = tbx.audit.query(tool="slow") if tbx.audit else []
+    assert records and records[0].error_code == "CANCELLED"
+
+
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("CALLER", default="nobody")
+
+
+@tool("whoami", toolset="test")
+def whoami(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    """Reports a context variable of the caller's."""
+    return {"caller": CALLER.get()}
+
+
+def test_blocking_tool_sees_the_callers_context_variables(make_toolbox: Any) -> None:
+    tbx = make_toolbox(tools=[whoami])
+
+    async def main() -> dict[str, Any]:
+        CALLER.set("alice")
+        return await tbx.arun("whoami")
+
+    assert ok(asyncio.run(main())) == {"caller": "alice"}
 
 
 def test_plain_calls_have_no_note(tbx: Toolbox) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from local_tools.core.config import load_config
+from local_tools.core.errors import PermissionDenied
 from local_tools.interact.base import PermissionRequest
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.policy import Decision, Policy, check_permission
@@ -212,6 +213,18 @@ def test_check_permission() -> None:
     assert policy.check_permission("alice", "delete:file") is False
     assert policy.check_permission("bob", "read:file") is False
     assert policy.check_permission("alice", "read:file") is True
+
+
+def test_check_decides_without_asking() -> None:
+    """The runner's worker-thread half of authorize: deny raises, ask is returned."""
+    policy = Policy({"test:x": {"*": "ask", "ok*": "allow", "no*": "deny"}})
+    assert policy.check("alice", "test:x", ["ok1", "ok2"], tool="t") == []
+    pending = policy.check("alice", "test:x", ["ok1", "maybe", "maybe", Path("why")], tool="t")
+    assert [d.subject for d in pending] == ["maybe", "why"]  # deduplicated, as text
+    assert [d.action for d in pending] == ["ask", "ask"]
+    with pytest.raises(PermissionDenied, match=r"no\*"):
+        policy.check("alice", "test:x", ["maybe", "nope"], tool="t")  # deny beats ask
+    assert [d.subject for d in policy.check("alice", "test:x", None, tool="t")] == [None]
 
 
 # --- authorize ---------------------------------------------------------------------

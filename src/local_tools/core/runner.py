@@ -10,12 +10,14 @@ MCP transport's InputRequired — is audited as CANCELLED and re-raised.)
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import itertools
 import logging
 import os
 import sys
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,6 +189,8 @@ class Runner:
             resources=self.resources,
             on_progress=on_progress,
         )
+        if tool.blocking and not tool.is_async:
+            return await self._call_blocking(tool, args, ctx)
         if tool.permission is not None:
             subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
             await self.policy.authorize(
@@ -195,23 +199,86 @@ class Runner:
         result = await self._execute(tool, args, ctx)
         return self._bound(tool, _as_dict(result), call_id)
 
+    async def _call_blocking(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+        """A sync tool that may block: authorized and run in one worker-thread hop.
+
+        Its subjects (which may touch the disk: the jail resolves paths), the policy's
+        decision, the tool and the bounding of its output (which may write a spill file)
+        run in the worker, off the event loop, under the tool's deadline. When a rule
+        says ask, the worker returns before the tool runs, the person is asked here on
+        the loop (no deadline: a person may take a while), and a second hop runs the
+        tool. The checks are the same as for any other tool, in the same order.
+        """
+        out = await self._in_worker(tool, ctx, self._run_blocking, tool, args, ctx, True)
+        if isinstance(out, _Ask):
+            assert tool.permission is not None
+            await self.policy.authorize(
+                ctx.user_id, tool.permission, out.subjects, ctx.asker, tool=tool.name
+            )
+            out = await self._in_worker(tool, ctx, self._run_blocking, tool, args, ctx, False)
+        return out
+
+    def _run_blocking(self, tool: Tool, args: BaseModel, ctx: ToolContext, check: bool) -> Any:
+        """In the worker: decide (with `check`) then run and bound; `_Ask` when a rule asks."""
+        if check and tool.permission is not None:
+            subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
+            # Raises PermissionDenied for a denied subject; lists the ones that ask.
+            if self.policy.check(ctx.user_id, tool.permission, subjects, tool=tool.name):
+                return _Ask(subjects)
+        # Timed out or cancelled meanwhile (slow subjects): the caller has its answer,
+        # so the tool must not start now.
+        ctx.check_cancelled()
+        return self._bound(tool, _as_dict(tool.func(args, ctx)), ctx.call_id)
+
+    async def _in_worker(self, tool: Tool, ctx: ToolContext, func: Any, *args: Any) -> Any:
+        """`func(*args)` in the default executor, under the tool's deadline.
+
+        The thread cannot be stopped: on a timeout or an outside cancellation the tool
+        sees ctx.cancelled and stops at its next check. A bare timer handle on the
+        executor's future instead of wait_for(to_thread(...)): same semantics, one task
+        and two loop turns fewer per call.
+        """
+        limit = tool.timeout or DEFAULT_TOOL_TIMEOUT
+        loop = asyncio.get_running_loop()
+        # Like asyncio.to_thread: the tool sees the caller's context variables.
+        call = functools.partial(contextvars.copy_context().run, func, *args)
+        future = loop.run_in_executor(None, call)
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            future.cancel()
+
+        handle = loop.call_later(limit, expire)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            ctx.cancel()
+            if expired and not _cancelling():
+                raise self._timed_out(tool, limit) from None
+            raise  # cancelled from outside
+        finally:
+            handle.cancel()
+
     async def _execute(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+        """An async tool under its deadline, or a sync one that does not block, inline."""
         limit = tool.timeout or DEFAULT_TOOL_TIMEOUT
         try:
             if tool.is_async:
                 return await _with_deadline(tool.func(args, ctx), limit)
-            if not tool.blocking:
-                return tool.func(args, ctx)
-            # Blocking sync tools run in a worker thread so a timeout frees the caller;
-            # the tool sees ctx.cancelled and stops at its next check.
-            return await asyncio.wait_for(asyncio.to_thread(tool.func, args, ctx), limit)
+            return tool.func(args, ctx)
         except (asyncio.TimeoutError, TimeoutError):
             ctx.cancel()
-            raise ToolError(
-                f"{tool.name} did not finish within {limit:g} s and was stopped. "
-                "Narrow the request (smaller range, more specific path) and retry.",
-                code=ErrorCode.TIMEOUT,
-            ) from None
+            raise self._timed_out(tool, limit) from None
+
+    @staticmethod
+    def _timed_out(tool: Tool, limit: float) -> ToolError:
+        return ToolError(
+            f"{tool.name} did not finish within {limit:g} s and was stopped. "
+            "Narrow the request (smaller range, more specific path) and retry.",
+            code=ErrorCode.TIMEOUT,
+        )
 
     def _bound(self, tool: Tool, output: dict[str, Any], call_id: str) -> dict[str, Any]:
         """Keep every long text field within the limits, spilling the full text to a file."""
@@ -282,6 +349,20 @@ class Runner:
                 note=note,
             )
         )
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """The worker's answer when a rule asks: the subjects to ask the person about."""
+
+    subjects: Sequence[str] | None
+
+
+def _cancelling() -> bool:
+    """Whether the current task has a cancellation pending from outside (3.11+)."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if cancelling is not None else False
 
 
 def _error(code: ErrorCode, message: str, details: dict[str, Any] | None) -> dict[str, Any]:

@@ -205,13 +205,7 @@ class Policy:
         Every subject is checked before anyone is asked, so a call with one denied
         subject is refused without bothering the user about the others.
         """
-        # str(): tools may hand over Path objects; the policy compares text.
-        targets: list[str | None] = list(dict.fromkeys(map(str, subjects))) if subjects else [None]
-        decisions = [self.evaluate(user_id, permission, s) for s in targets]
-        for d in decisions:
-            if d.action == "deny":
-                raise PermissionDenied(_denied_message(d, tool), details=_details(d))
-        pending = [d for d in decisions if d.action == "ask"]
+        pending = self.check(user_id, permission, subjects, tool=tool)
         if not pending:
             return
         if asker is None:
@@ -238,6 +232,22 @@ class Policy:
                     "user what to do instead.",
                     details=_details(d),
                 )
+
+    def check(
+        self, user_id: str, permission: str, subjects: Sequence[str] | None, *, tool: str
+    ) -> list[Decision]:
+        """`authorize` without the asking: the decisions that ask (none: allowed).
+
+        Raises PermissionDenied when any subject is denied. Synchronous and safe from
+        any thread, so the runner decides in the worker that runs a blocking tool.
+        """
+        # str(): tools may hand over Path objects; the policy compares text.
+        targets: list[str | None] = list(dict.fromkeys(map(str, subjects))) if subjects else [None]
+        decisions = [self.evaluate(user_id, permission, s) for s in targets]
+        for d in decisions:
+            if d.action == "deny":
+                raise PermissionDenied(_denied_message(d, tool), details=_details(d))
+        return [d for d in decisions if d.action == "ask"]
 
     def _nobody_to_ask(
         self, user_id: str, permission: str, pending: list[Decision], tool: str
