@@ -60,4 +60,16 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser or "not found"),
         ("tools", f"{len(tb.tools())} enabled"),
+        *_custom_tools(tb),
     ]
+
+
+def _custom_tools(tb: Toolbox) -> list[tuple[str, str]]:
+    """The custom tools loaded, and each file or entry point that failed to load, why."""
+    registry = tb.registry
+    loaded = [t.name for t in registry.all() if registry.source(t.name) != "builtin"]
+    failures = registry.failures
+    names = f" ({', '.join(loaded)})" if loaded else ""
+    rows = [("custom tools", f"{len(loaded)} loaded{names}, {len(failures)} failed to load")]
+    rows += [("  not loaded", str(failure)) for failure in failures]
+    return rows

@@ -10,7 +10,7 @@ import pytest
 
 from envelopes import err, ok
 from local_tools import Args, ToolContext, tool
-from local_tools.core.registry import DuplicateToolError, PluginError, Registry
+from local_tools.core.registry import DuplicateToolError, Registry
 from local_tools.tools import builtin_tools
 
 
@@ -136,10 +136,3 @@ def test_unknown_tool_via_runner_mentions_custom(make_toolbox: Any) -> None:
     tb = make_toolbox(tools=[_make("custom_thing")])
     assert "custom_thing" in err(tb.run("custom_thin"), "UNKNOWN_TOOL")
 
-
-def test_broken_workspace_tool_names_the_file(make_toolbox: Any, workspace: Path) -> None:
-    folder = workspace / ".local-tools" / "tools"
-    folder.mkdir(parents=True)
-    (folder / "broken.py").write_text("import no_such_module_anywhere\n")
-    with pytest.raises(PluginError, match=r"broken\.py.*ModuleNotFoundError"):
-        make_toolbox()

@@ -153,13 +153,17 @@ def test_missing_workspace_is_a_usage_error(tmp_path: Path, state: Path) -> None
     assert "Traceback" not in r.stderr
 
 
-def test_broken_plugin_is_a_usage_error(workspace: Path, state: Path) -> None:
+def test_broken_plugin_is_reported_and_the_rest_works(workspace: Path, state: Path) -> None:
     (workspace / ".local-tools" / "tools").mkdir(parents=True)
     (workspace / ".local-tools" / "tools" / "bad.py").write_text("raise RuntimeError('x')\n")
     r = cli("list", cwd=workspace, state=state)
-    assert r.returncode == 2
-    assert "bad.py" in r.stderr
+    assert r.returncode == 0
+    assert "read_file" in r.stdout
+    assert "bad.py: RuntimeError: x (line 1)" in r.stderr
     assert "Traceback" not in r.stderr
+    r = cli("call", "bad", cwd=workspace, state=state)
+    assert r.returncode == 1
+    assert "failed to load" in json.loads(r.stdout)["error"]["message"]
 
 
 def test_flags_before_the_subcommand_count(tmp_path: Path, workspace: Path, state: Path) -> None:

@@ -3,24 +3,35 @@
 Toolsets can be switched on and off by config. A duplicate name or alias is an
 error with a hint, never a silent rename. Custom tools come from the workspace's
 ``.local-tools/tools/*.py`` and from the ``local_tools.tools`` entry-point group.
+A custom tool file or entry point that cannot be loaded leaves the other tools
+working: it is kept as a ``PluginFailure`` (for ``list``, ``doctor`` and a server's
+start-up log), and a call to a tool it would have given answers UNKNOWN_TOOL with
+the reason.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import fnmatch
 import importlib.util
 import logging
 import sys
-from collections.abc import Iterable, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from local_tools.core.errors import UnknownTool
 from local_tools.core.tool import Tool
 
-__all__ = ["ENTRY_POINT_GROUP", "DuplicateToolError", "PluginError", "Registry"]
+__all__ = ["ENTRY_POINT_GROUP", "DuplicateToolError", "PluginError", "PluginFailure", "Registry"]
 
 ENTRY_POINT_GROUP = "local_tools.tools"
 WORKSPACE_TOOLS_DIR = Path(".local-tools") / "tools"
@@ -35,6 +46,24 @@ class DuplicateToolError(ValueError):
 class PluginError(RuntimeError):
     """A custom tool file or entry point could not be loaded."""
 
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"cannot load custom tools from {source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A custom tool file or entry point that failed to load, and the names it declares
+    (as far as its source tells: the file's stem and its ``tool("name", aliases=...)``)."""
+
+    source: str
+    error: str
+    names: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.error}"
+
 
 class Registry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
@@ -45,6 +74,9 @@ class Registry:
         self._enabled: list[str] = ["*"]
         self._disabled: list[str] = []
         self._enabled_cache: dict[str, bool] = {}
+        self._failures: list[PluginFailure] = []
+        # casefolded name -> (the name as declared, its failure)
+        self._failed: dict[str, tuple[str, PluginFailure]] = {}
         for t in tools:
             self.add(t)
 
@@ -71,33 +103,51 @@ class Registry:
         self._enabled_cache.clear()
 
     def load_workspace_tools(self, workspace: Path) -> list[str]:
-        """Import ``.local-tools/tools/*.py`` and register every Tool they define."""
+        """Import ``.local-tools/tools/*.py`` and register every Tool they define.
+
+        A file that fails to import is recorded in ``failures``; a name clash raises.
+        """
         folder = workspace / WORKSPACE_TOOLS_DIR
         added: list[str] = []
         if not folder.is_dir():
             return added
         for path in sorted(folder.glob("*.py")):
-            module = _import_file(path)
-            for value in vars(module).values():
-                if isinstance(value, Tool):
-                    self.add(value, source=str(path))
-                    added.append(value.name)
+            added += self._load(str(path), partial(_import_file, path), _declared_names(path))
         return added
 
     def load_entry_points(self) -> list[str]:
+        """Register the tools of the ``local_tools.tools`` entry points (failures as above)."""
         added: list[str] = []
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                loaded = _tools_in(ep.load())
-            except Exception as exc:
-                raise PluginError(
-                    f"cannot load custom tools from entry point {ep.name!r} ({ep.value}): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-            for t in loaded:
-                self.add(t, source=f"entry point {ep.name!r} ({ep.value})")
+            added += self._load(f"entry point {ep.name!r} ({ep.value})", ep.load, (ep.name,))
+        return added
+
+    def _load(self, source: str, load: Callable[[], Any], names: tuple[str, ...]) -> list[str]:
+        """Add the tools `load()` gives, or record why it gave none."""
+        try:
+            tools = _tools_in(load())
+            for t in tools:
+                _check_schemas(t)
+        except Exception as exc:
+            reason = exc.reason if isinstance(exc, PluginError) else _reason(exc)
+            self._fail(PluginFailure(source, reason, names))
+            return []
+        added = []
+        for t in tools:
+            if self._tools.get(t.name) is not t:  # a plugin may import a tool it reuses
+                self.add(t, source=source)
                 added.append(t.name)
         return added
+
+    def _fail(self, failure: PluginFailure) -> None:
+        self._failures.append(failure)
+        for name in failure.names:
+            self._failed.setdefault(name.casefold(), (name, failure))
+
+    @property
+    def failures(self) -> list[PluginFailure]:
+        """The custom tool files and entry points that failed to load, in load order."""
+        return list(self._failures)
 
     # -- lookup -----------------------------------------------------------------
 
@@ -120,12 +170,19 @@ class Registry:
         return hit(self._enabled) and not hit(self._disabled)
 
     def resolve(self, name: str, *, include_disabled: bool = False) -> Tool | None:
-        """Exact, then case-insensitive name or alias; None when unknown (or disabled)."""
+        """Exact, then case-insensitive name or alias; None when unknown (or disabled).
+
+        A name only a custom tool that failed to load declares gives a stand-in that
+        answers every call with UNKNOWN_TOOL and the reason; it is never listed.
+        """
         found = self._tools.get(name)
         if found is None:
             canonical = self._index.get(name.casefold())
             found = self._tools.get(canonical) if canonical else None
-        if found is None or (not include_disabled and not self.is_enabled(found)):
+        if found is None:
+            failed = self._failed.get(name.casefold())
+            return _stand_in(*failed) if failed is not None else None
+        if not include_disabled and not self.is_enabled(found):
             return None
         return found
 
@@ -155,7 +212,8 @@ def _tools_in(obj: Any) -> list[Tool]:
     if isinstance(obj, Tool):
         return [obj]
     if isinstance(obj, ModuleType):
-        return [v for v in vars(obj).values() if isinstance(v, Tool)]
+        found = [v for v in vars(obj).values() if isinstance(v, Tool)]
+        return list({id(t): t for t in found}.values())  # one tool under two names
     if isinstance(obj, (list, tuple)):
         return [t for item in obj for t in _tools_in(item)]
     if callable(obj):
@@ -163,18 +221,87 @@ def _tools_in(obj: Any) -> list[Tool]:
     raise TypeError(f"entry point gave {type(obj).__name__}, expected a Tool, list or module")
 
 
+def _check_schemas(t: Tool) -> None:
+    """Build the tool's schemas now: one that cannot be built would fail every listing."""
+    try:
+        t.parameters  # noqa: B018 - a cached property: built here, once
+        t.output_schema  # noqa: B018
+    except Exception as exc:
+        raise PluginError(f"tool {t.name!r}", f"tool {t.name!r}: {_reason(exc)}") from exc
+
+
 def _import_file(path: Path) -> ModuleType:
     name = f"local_tools_workspace_tools.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise PluginError(f"cannot load custom tool file {path}")
+        raise PluginError(str(path), "not a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise PluginError(
-            f"cannot load custom tool file {path}: {type(exc).__name__}: {exc}"
-        ) from exc
+        raise PluginError(str(path), _reason(exc, path)) from exc
     return module
+
+
+def _reason(exc: BaseException, path: Path | None = None) -> str:
+    """``Type: message``, with the line of `path` it was raised from when there is one."""
+    text = f"{type(exc).__name__}: {exc}"
+    if path is not None and not isinstance(exc, SyntaxError):  # which names its line
+        lines = [
+            f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)
+        ]
+        if lines:
+            text += f" (line {lines[-1]})"
+    return text
+
+
+def _declared_names(path: Path) -> tuple[str, ...]:
+    """The file's stem and the names and aliases its ``tool(...)``/``Tool(...)`` calls give."""
+    names = [path.stem]
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return tuple(names)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _callee(node.func) not in ("tool", "Tool"):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        first = node.args[0] if node.args else keywords.get("name")
+        aliases = keywords.get("aliases")
+        values = [first, *(aliases.elts if isinstance(aliases, (ast.Tuple, ast.List)) else ())]
+        names += [
+            v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        ]
+    return tuple(dict.fromkeys(names))
+
+
+def _callee(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+class _AnyArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _stand_in(name: str, failure: PluginFailure) -> Tool:
+    """What a call to a tool whose file failed to load finds: the reason, as UNKNOWN_TOOL."""
+
+    def refuse(args: Any, ctx: Any) -> None:
+        raise UnknownTool(
+            f"The tool {name!r} is not available: it failed to load ({failure.source}: "
+            f"{failure.error}). The other tools work; this one needs its code fixed first "
+            "(tell the user).",
+            details={"failed_source": failure.source, "error": failure.error},
+        )
+
+    return Tool(
+        name=name,
+        description=f"Failed to load from {failure.source}.",
+        args_model=_AnyArgs,
+        func=refuse,
+        blocking=False,
+    )

@@ -160,6 +160,8 @@ def _cmd_call(ns: argparse.Namespace) -> int:
 def _cmd_list(ns: argparse.Namespace) -> int:
     with _toolbox(ns) as tb:
         tools = tb.tools()
+        for failure in tb.registry.failures:  # stderr: `list --json` stays one JSON value
+            print(f"local-tools: not loaded: {failure}", file=sys.stderr)
         if ns.json:
             print(json.dumps(tools, indent=2, ensure_ascii=False))
             return EXIT_OK
