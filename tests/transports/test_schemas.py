@@ -62,6 +62,25 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "process_kill": {"process_id": "p1"},
     "process_list": {},
     "question": {"question": "Which one?", "options": ["a", "b"]},
+    "todo_write": {
+        "todos": [
+            {
+                "id": "1",
+                "content": "Write the tests",
+                "status": "in_progress",
+                "priority": "high",
+                "activeForm": "Writing the tests",
+            }
+        ]
+    },
+    "todo_read": {},
+    # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
+    "batch": {
+        "tool_calls": [
+            {"tool": "read_file", "args": '{"path": "a.txt"}'},
+            {"tool": "list_dir", "args": {}},
+        ]
+    },
 }
 
 

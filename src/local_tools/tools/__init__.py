@@ -9,6 +9,7 @@ __all__ = ["builtin_tools"]
 
 def builtin_tools() -> list[Tool]:
     from local_tools.tools.apply_patch import apply_patch
+    from local_tools.tools.batch import batch
     from local_tools.tools.edit import edit
     from local_tools.tools.exec_cmd import exec_cmd
     from local_tools.tools.file_copy import file_copy
@@ -27,6 +28,8 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
+    from local_tools.tools.todo_read import todo_read
+    from local_tools.tools.todo_write import todo_write
     from local_tools.tools.write_file import write_file
 
     return [
@@ -49,5 +52,8 @@ def builtin_tools() -> list[Tool]:
         process_kill,
         process_list,
         question,
+        todo_write,
+        todo_read,
+        batch,
         invalid,
     ]
