@@ -1,17 +1,21 @@
-"""Per-call overhead of the runner against a raw function call.
+"""Per-call overhead of the runner against a raw function call; batch against sequential calls.
 
 Runs every variant interleaved in one process, several rounds, and reports the
 median time per call and the overhead over the raw call. The trivial tool echoes
 its argument, so everything above the raw call is the runner: argument validation,
 permission check, envelope, audit write (batched into SQLite), timing.
 
-    python benchmarks/dispatch.py [--calls 20000] [--rounds 7]
+Then 25 read_file calls made as one `batch` against the same 25 calls awaited one
+after another, side by side (each through the whole runner, audited).
+
+    python benchmarks/dispatch.py [--calls 20000] [--rounds 7] [--batches 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -62,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--batches", type=int, default=20, help="batches of 25 per sample")
     opts = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="lt-bench-"))
@@ -124,6 +129,58 @@ def main() -> None:
         med = statistics.median(values)
         spread = f"{min(values):.2f}..{max(values):.2f}"
         print(f"{name:<32} {med:>15.2f} {med - base:>12.2f} {spread:>16}")
+    print()
+    batch_vs_sequential(tmp, loop, opts.rounds, opts.batches)
+
+
+BATCH = 25  # the most one batch takes
+
+
+def batch_vs_sequential(
+    tmp: Path, loop: asyncio.AbstractEventLoop, rounds: int, repeats: int
+) -> None:
+    """25 read_file calls as one batch vs awaited one after another, interleaved."""
+    ws = tmp / "batch-ws"
+    ws.mkdir()
+    for n in range(BATCH):
+        (ws / f"f{n}.txt").write_text("".join(f"line {i} of file {n}\n" for i in range(200)))
+    tb = Toolbox(ws, state_dir=tmp / "batch-state", plugins=False)
+    calls = [{"tool": "read_file", "args": {"path": f"f{n}.txt"}} for n in range(BATCH)]
+
+    async def sequential() -> None:
+        for call in calls:
+            assert (await tb.arun(call["tool"], call["args"]))["success"]
+
+    async def batched() -> None:
+        out = (await tb.arun("batch", {"tool_calls": calls}))["output"]
+        assert out["succeeded"] == BATCH
+
+    variants = {f"{BATCH} calls, one after another": sequential, f"one batch of {BATCH}": batched}
+
+    def ms_per_group(make: Callable[[], Any]) -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            loop.run_until_complete(make())
+        assert tb.audit is not None
+        tb.audit.flush()  # the audit writes the calls caused, paid for here
+        return (time.perf_counter() - start) / repeats * 1e3
+
+    for make in variants.values():  # warm up: page cache, worker threads
+        loop.run_until_complete(make())
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, make in variants.items():
+            samples[name].append(ms_per_group(make))
+    tb.close()
+
+    base = statistics.median(samples[f"{BATCH} calls, one after another"])
+    print(f"# batch vs sequential: {BATCH} read_file calls of a 200-line file, audited")
+    print(f"# {rounds} rounds, {repeats} groups of {BATCH} calls each; {os.cpu_count()} CPUs")
+    print(f"{'variant':<32} {'median ms/25':>15} {'speed-up':>14} {'min..max':>16}")
+    for name, values in samples.items():
+        med = statistics.median(values)
+        spread = f"{min(values):.2f}..{max(values):.2f}"
+        print(f"{name:<32} {med:>15.2f} {base / med:>13.2f}× {spread:>16}")
 
 
 if __name__ == "__main__":
