@@ -135,4 +135,3 @@ def test_tool_needs_description() -> None:
 def test_unknown_tool_via_runner_mentions_custom(make_toolbox: Any) -> None:
     tb = make_toolbox(tools=[_make("custom_thing")])
     assert "custom_thing" in err(tb.run("custom_thin"), "UNKNOWN_TOOL")
-
