@@ -36,7 +36,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+# Run as a script, this folder is sys.path[0], so a sibling named like a module the SDK
+# imports (benchmarks/http.py shadows `http`) breaks it: the folder goes last instead.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
 
 from machine import describe  # noqa: E402 (needs the folder on sys.path)
 
