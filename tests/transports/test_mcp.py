@@ -209,6 +209,25 @@ def test_question_through_elicitation(workspace: Path, mode: str) -> None:
     assert forms[0]["properties"]["choice"]["enum"] == ["SQLite", "PostgreSQL"]
 
 
+def test_a_broken_plugin_is_logged_and_the_rest_serve(
+    workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    plugins = workspace / ".local-tools" / "tools"
+    plugins.mkdir(parents=True)
+    (plugins / "broken.py").write_text("raise RuntimeError('half-written plugin')\n")
+    (workspace / "a.txt").write_text("still here\n")
+
+    async def main() -> None:
+        async with _memory(workspace) as c:
+            read = await c.call_tool("read_file", {"path": "a.txt"})
+            assert read.structured_content["content"] == "still here\n"
+
+    with caplog.at_level("ERROR", logger="local_tools.mcp"):
+        _run(main)
+    logged = caplog.text
+    assert "broken.py" in logged and "half-written plugin" in logged
+
+
 def test_ask_without_elicitation_is_denied_naming_the_rule(workspace: Path) -> None:
     (workspace / "keep.txt").write_text("x")
 

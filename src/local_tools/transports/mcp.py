@@ -205,6 +205,10 @@ class LocalToolsMcp:
             log.error("local-tools: %s", exc)
             return None
         self._toolboxes[workspace] = tb
+        for failure in tb.registry.failures:  # the other tools still serve
+            log.error(
+                "local-tools: custom tools not loaded from %s: %s", failure.source, failure.error
+            )
         if self._fixed is not None:
             log.warning("workspace: %s (from --workspace)", tb.workspace)
         return tb
