@@ -376,6 +376,14 @@ def test_flushed_at_interpreter_exit(db: Path) -> None:
     assert sorted(r.call_id for r in read_all(db)) == ["exit-0", "exit-1", "exit-2"]
 
 
+def test_a_crash_loses_at_most_the_unwritten_buffer(db: Path) -> None:
+    """The documented bound: fewer than flush_every records, the most recent ones."""
+    script = _writer_script(db, 50, "crash-", close=False) + "import os; os._exit(0)\n"
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    ids = sorted((r.call_id for r in read_all(db)), key=lambda c: int(c.split("-")[1]))
+    assert ids == [f"crash-{i}" for i in range(49)]  # flush_every=7: 7 batches; 1 lost
+
+
 def test_background_thread_does_not_keep_the_log_alive(db: Path) -> None:
     log = AuditLog(db, flush_every=1000, flush_interval=0.01)
     log.record(rec(call_id="gc"))

@@ -12,6 +12,14 @@ name) costs no other record: its batch is retried row by row, and that record is
 stored with what UTF-8 cannot encode written as a backslash escape (the text
 ``bad\\udcff.txt``, which reads back as such).
 
+Durability: ``close()`` (``Toolbox.close``, interpreter exit) writes every record
+recorded before it. A crash (``kill -9``, a segfault) loses what the buffer held:
+fewer than ``flush_every`` records (64 by default), from about the last
+``flush_interval`` seconds (0.5) — more only while a write waits for another
+process's lock and other threads keep recording, never more than ``MAX_PENDING``.
+Committed batches survive a crash of the process (WAL, ``synchronous=NORMAL``); a
+power loss may also lose the last committed ones.
+
 Each record is also emitted on the stdlib logger ``local_tools.audit`` at INFO, with
 the redacted record in ``extra={"audit": {...}}``, only when that logger is enabled.
 
