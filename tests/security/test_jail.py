@@ -355,6 +355,30 @@ def test_display(jail: Jail, tree: Tree) -> None:
     assert jail.display(tree.evil / "x") == str(tree.evil / "x")  # not a prefix match
 
 
+@pytest.mark.parametrize(
+    ("path", "real"),
+    [
+        ("inside.txt", "inside.txt"),
+        ("link_in_file", "inside.txt"),
+        ("link_in_chain/file.txt", "sub/deeper/file.txt"),
+        ("sub/../inside.txt", "inside.txt"),
+    ],
+)
+def test_open_read_resolved_names_the_file_it_opened(
+    jail: Jail, tree: Tree, path: str, real: str
+) -> None:
+    handle, where = jail.open_read_resolved(path)
+    with handle:
+        assert handle.read() == (tree.ws / real).read_bytes()
+    assert where == tree.ws / real == jail.resolve(path)
+
+
+def test_open_read_resolved_refuses_what_open_read_refuses(jail: Jail) -> None:
+    for bad in ("link_out_file", "../outside/secret.txt", "sub", "loop_a", "nope.txt"):
+        with pytest.raises(ToolError):
+            jail.open_read_resolved(bad)
+
+
 def test_open_read_errors(jail: Jail, tree: Tree) -> None:
     with pytest.raises(InvalidInput, match="is a directory; use list_dir"):
         read(jail, "sub")

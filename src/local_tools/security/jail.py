@@ -143,10 +143,19 @@ class Jail:
 
     def open_read(self, path: str) -> BinaryIO:
         """A binary file object for a regular file, opened beneath its root."""
+        return self.open_read_resolved(path)[0]
 
-        def once() -> BinaryIO:
+    def open_read_resolved(self, path: str) -> tuple[BinaryIO, Path]:
+        """``open_read`` plus the real path of the file it opened.
+
+        The path comes from the resolution that opened the file, so it names that
+        file (a later ``resolve`` could see a swapped symlink) and costs no second one.
+        """
+
+        def once() -> tuple[BinaryIO, Path]:
             with self._resolver.locate(path, follow_final=True) as loc:
                 loc.require_entry(path)
+                real = loc.real
                 try:
                     fd = loc.dir.open(loc.name, READ_FLAGS)
                 except OSError as exc:
@@ -158,7 +167,7 @@ class Jail:
                 require_regular(st, path)
                 if O_NONBLOCK:
                     os.set_blocking(fd, True)
-                return os.fdopen(fd, "rb")
+                return os.fdopen(fd, "rb"), real
             except BaseException:
                 os.close(fd)
                 raise
