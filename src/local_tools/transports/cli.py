@@ -7,6 +7,7 @@ Thin: parse arguments, build a Toolbox, print. Exit codes for ``call``: 0 succes
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -97,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback)")
     mcp.add_argument("--port", type=int, default=39528, help="HTTP port (default 39528)")
     mcp.set_defaults(handler=_cmd_serve_mcp)
+    http = servers.add_parser(
+        "http", parents=[common], help="the HTTP server for the openlink extension and the console"
+    )
+    http.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
+    http.add_argument("--port", type=int, default=39527, help="port (default 39527; 0: any free)")
+    http.set_defaults(handler=_cmd_serve_http)
     return parser
 
 
@@ -232,6 +239,24 @@ def _cmd_serve_mcp(ns: argparse.Namespace) -> int:
             asyncio.run(serve_http(app, ns.host, ns.port))
         else:
             asyncio.run(serve_stdio(app))
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def _cmd_serve_http(ns: argparse.Namespace) -> int:
+    # Deferred: Starlette and uvicorn are imported only by the server.
+    from local_tools.transports.http_server import serve
+
+    try:
+        serve(ns.workspace, ns.config, host=ns.host, port=ns.port)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            raise UsageError(
+                f"cannot listen on {ns.host}:{ns.port}: {exc.strerror} "
+                "(another local-tools or openlink server? pass --port)"
+            ) from None
+        raise
     except KeyboardInterrupt:
         pass
     return EXIT_OK

@@ -1,0 +1,454 @@
+"""`local-tools serve http`: the HTTP server the openlink browser extension drives, plus
+a native JSON API and the web console.
+
+Routes (all JSON unless said otherwise):
+
+| route | answer |
+|---|---|
+| `GET /health` (no token) | `{status, dir, version}` |
+| `POST /auth {token}` (no token) | `{valid}` |
+| `GET /auth?token=` (no token) | sets the console cookie, 303 to `/`; a wrong token: 401 page |
+| `GET /config` | `{rootDir, timeout}` |
+| `GET /tools` | `{tools: [{name, description, parameters, input_schema}]}` |
+| `POST /exec {name, args or arguments, callId?}` | `{status, output, error?}`, always 200 |
+| `GET /prompt` | text/plain: the system prompt teaching a web chat the `<tool>` format |
+| `GET /skills` | `{skills: [{name, description}]}` |
+| `GET /files?q=` | `{files: [...]}`: workspace files for `@` mentions |
+| `POST /v1/tools/{name}` (body: the args) | the envelope, as `Toolbox.arun` returns it |
+| `GET /openapi.json` | OpenAPI 3.1 of the native routes |
+| `GET /` | the web console (`console.py`) |
+
+Thin: the guard (`http_guard.py`) decides who may call and bounds the body; the runner
+validates, authorizes, bounds and audits every call (user "default", transport
+"http", no asker of its own: the runner falls back to the workspace's pending queue,
+else denies naming the rule); `openlink.py` coerces the extension's string arguments
+and words the prompt. Does not import the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
+from starlette.routing import Route
+
+from local_tools.security.server_token import server_token, token_ok
+from local_tools.toolbox import Toolbox
+from local_tools.transports.console import console_routes
+from local_tools.transports.file_index import FileIndex
+from local_tools.transports.http_guard import CONSOLE_COOKIE, Guard
+from local_tools.transports.openlink import (
+    coerce_args,
+    exec_result,
+    prompt_text,
+    tools_listing,
+)
+
+__all__ = ["DEFAULT_PORT", "USER_ID", "ServerState", "build_app", "serve"]
+
+log = logging.getLogger("local_tools.http")
+
+DEFAULT_PORT = 39527
+USER_ID = "default"
+TRANSPORT = "http"
+MAX_QUERY = 200  # characters of a /files query
+FILES_LIMIT = 50
+LOOPBACK_DISPLAY = "127.0.0.1"  # the extension may fetch only http://127.0.0.1:*/*
+
+
+@dataclass
+class ServerState:
+    """What every route (and the console, see `console.py`) can reach."""
+
+    toolbox: Toolbox
+    token: str
+    host: str
+    port: int
+    _files: FileIndex | None = field(default=None, repr=False)
+    _files_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _openapi: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://{_display_host(self.host)}:{self.port}"
+
+    @property
+    def auth_url(self) -> str:
+        return f"{self.url}/auth?token={self.token}"
+
+    def files(self) -> FileIndex:
+        with self._files_lock:
+            if self._files is None:
+                self._files = FileIndex(self.toolbox.workspace)
+            return self._files
+
+    def close(self) -> None:
+        with self._files_lock:
+            if self._files is not None:
+                self._files.close()
+        self.toolbox.close()
+
+
+def _display_host(host: str) -> str:
+    if host in ("127.0.0.1", "localhost", "0.0.0.0", "::", ""):
+        return LOOPBACK_DISPLAY
+    return f"[{host}]" if ":" in host else host
+
+
+def _skills(tb: Toolbox) -> list[dict[str, Any]]:
+    """The workspace's skills as `{name, description}` (the skills loader will fill it)."""
+    return []
+
+
+# -- the routes ------------------------------------------------------------------------
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _json_body(request: Request) -> Any:
+    """The parsed body; raises ValueError with a message a client can act on."""
+    raw = await request.body()
+    if not raw.strip():
+        raise ValueError("the body is empty; send a JSON object")
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"the body is not valid JSON: {exc}") from None
+
+
+def _routes(state: ServerState) -> list[Any]:
+    tb = state.toolbox
+
+    async def health(request: Request) -> JSONResponse:
+        from local_tools import __version__
+
+        return JSONResponse({"status": "ok", "dir": str(tb.workspace), "version": __version__})
+
+    async def auth_post(request: Request) -> JSONResponse:
+        try:
+            data = await _json_body(request)
+        except ValueError as exc:
+            return _error(400, f"invalid request: {exc}")
+        given = data.get("token") if isinstance(data, dict) else None
+        if not isinstance(given, str):
+            return _error(400, 'invalid request: expected {"token": "..."}')
+        return JSONResponse({"valid": token_ok(given, state.token)})
+
+    async def auth_get(request: Request) -> Any:
+        if not token_ok(request.query_params.get("token"), state.token):
+            return HTMLResponse(_WRONG_TOKEN_PAGE, status_code=401)
+        response = RedirectResponse("/", status_code=303)
+        response.set_cookie(CONSOLE_COOKIE, state.token, path="/", httponly=True, samesite="strict")
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    async def config(request: Request) -> JSONResponse:
+        timeout = tb.config.limits.exec_timeout
+        return JSONResponse(
+            {
+                "rootDir": str(tb.workspace),
+                "timeout": int(timeout) if float(timeout).is_integer() else timeout,
+            }
+        )
+
+    async def tools(request: Request) -> JSONResponse:
+        return JSONResponse(tools_listing(tb))
+
+    async def exec_(request: Request) -> JSONResponse:
+        try:
+            data = await _json_body(request)
+        except ValueError as exc:
+            return _exec_error(str(exc))
+        name = data.get("name") if isinstance(data, dict) else None
+        if not isinstance(name, str) or not name:
+            return _exec_error('expected {"name": "<tool>", "args": {...}}')
+        args = data.get("args")
+        if args is None:
+            args = data.get("arguments")
+        if args is None:
+            args = {}
+        call_args = coerce_args(tb.registry.resolve(name), args)
+        envelope = await tb.arun(name, call_args, user_id=USER_ID, transport=TRANSPORT)
+        return JSONResponse(exec_result(tb, envelope))
+
+    async def prompt(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(prompt_text(tb, _skills(tb)))
+
+    async def skills(request: Request) -> JSONResponse:
+        return JSONResponse({"skills": _skills(tb)})
+
+    async def files(request: Request) -> JSONResponse:
+        q = request.query_params.get("q", "")
+        if len(q) > MAX_QUERY:
+            return _error(400, f"q too long (at most {MAX_QUERY} characters)")
+        index = state.files()
+        found = await anyio.to_thread.run_sync(index.search, q, FILES_LIMIT)
+        return JSONResponse({"files": found})
+
+    async def native(request: Request) -> JSONResponse:
+        raw = await request.body()
+        if raw.strip():
+            try:
+                args = json.loads(raw)
+            except (UnicodeDecodeError, ValueError) as exc:
+                return _error(400, f"the body is not valid JSON: {exc}")
+        else:
+            args = {}
+        name = request.path_params["name"]
+        envelope = await tb.arun(name, args, user_id=USER_ID, transport=TRANSPORT)
+        return JSONResponse(envelope)
+
+    async def openapi(request: Request) -> JSONResponse:
+        if state._openapi is None:
+            state._openapi = openapi_document(state)
+        return JSONResponse(state._openapi)
+
+    return [
+        Route("/health", health, methods=["GET"]),
+        Route("/auth", auth_post, methods=["POST"]),
+        Route("/auth", auth_get, methods=["GET"]),
+        Route("/config", config, methods=["GET"]),
+        Route("/tools", tools, methods=["GET"]),
+        Route("/exec", exec_, methods=["POST"]),
+        Route("/prompt", prompt, methods=["GET"]),
+        Route("/skills", skills, methods=["GET"]),
+        Route("/files", files, methods=["GET"]),
+        Route("/v1/tools/{name}", native, methods=["POST"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+
+
+def _exec_error(message: str) -> JSONResponse:
+    return JSONResponse({"status": "error", "output": message, "error": message}, status_code=400)
+
+
+_WRONG_TOKEN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>local-tools: wrong token</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto">
+<h1>Wrong or missing token</h1>
+<p>Open the exact URL that <code>local-tools serve http</code> printed at start
+(<code>http://127.0.0.1:PORT/auth?token=...</code>).</p>
+</body></html>
+"""
+
+
+# -- OpenAPI ------------------------------------------------------------------------------
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error_code": {"type": "string"},
+        "message": {"type": "string"},
+        "details": {"type": ["object", "null"]},
+    },
+    "required": ["error_code", "message"],
+}
+_META_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string"},
+        "call_id": {"type": "string"},
+        "duration_ms": {"type": "number"},
+    },
+}
+
+
+def openapi_document(state: ServerState) -> dict[str, Any]:
+    """OpenAPI 3.1 of the native routes: one POST per enabled tool, its argument schema
+    as the request body, the envelope (with the tool's output schema) as the answer."""
+    from local_tools import __version__
+    from local_tools.transports.schemas import SchemaError, input_schema, output_schema
+
+    paths: dict[str, Any] = {}
+    for tool in state.toolbox.registry.enabled():
+        if tool.name == "invalid":
+            continue
+        try:
+            body = input_schema(tool)
+            output = output_schema(tool) or {"type": "object"}
+        except SchemaError:
+            body, output = {"type": "object"}, {"type": "object"}
+        envelope = {
+            "type": "object",
+            "properties": {
+                "success": {"type": "boolean"},
+                "output": output,
+                "error": {"$ref": "#/components/schemas/Error"},
+                "meta": {"$ref": "#/components/schemas/Meta"},
+            },
+            "required": ["success", "meta"],
+        }
+        paths[f"/v1/tools/{tool.name}"] = {
+            "post": {
+                "operationId": tool.name,
+                "summary": tool.description.strip().split("\n", 1)[0],
+                "description": tool.description,
+                "tags": [tool.toolset],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "The envelope: `success` with `output`, or `error`.",
+                        "content": {"application/json": {"schema": envelope}},
+                    },
+                    "401": {"description": "Missing or wrong bearer token."},
+                },
+            }
+        }
+    paths["/openapi.json"] = {
+        "get": {
+            "operationId": "openapi",
+            "summary": "This document.",
+            "responses": {"200": {"description": "OpenAPI 3.1 document."}},
+        }
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "local-tools",
+            "version": __version__,
+            "description": f"The tools of the workspace {state.toolbox.workspace}.",
+        },
+        "servers": [{"url": state.url}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": _ERROR_SCHEMA, "Meta": _META_SCHEMA},
+        },
+    }
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse(
+        {"error": exc.detail}, status_code=exc.status_code, headers=dict(exc.headers or {})
+    )
+
+
+async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+    # Logged by the guard, which sees the exception next (Starlette re-raises it).
+    return JSONResponse({"error": "internal error (see the server log)"}, status_code=500)
+
+
+def build_app(state: ServerState) -> Guard:
+    """The guarded ASGI app for `state` (the port must be the one clients connect to)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # List the files in the background now, so the first `@` search is quick.
+        threading.Thread(target=state.files().search, args=("", 1), daemon=True).start()
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(state.close)
+
+    app = Starlette(
+        routes=[*_routes(state), *console_routes(state)],
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+        lifespan=lifespan,
+    )
+    return Guard(
+        app,
+        token=state.token,
+        host=state.host,
+        port=state.port,
+        allowed_origins=state.toolbox.config.http.allowed_origins,
+    )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP spelled out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose
+    # proto says TCP, and accepted sockets copy it; with 0, every answer written in two
+    # parts (headers, body) waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    workspace: str | Path | None = None,
+    config: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    state_dir: str | Path | None = None,
+    out: TextIO | None = None,
+) -> None:
+    """Run the server until interrupted. `port=0` picks a free port; the URL with the
+    token is printed to `out` (stdout) once the socket is bound. Raises OSError when the
+    address is taken, ConfigError for a broken config."""
+    import uvicorn
+
+    out = out or sys.stdout
+    bind_host = "127.0.0.1" if host == "localhost" else host
+    tb = Toolbox(workspace, config, state_dir=state_dir)
+    try:
+        sock = _bind(bind_host, port)
+    except BaseException:
+        tb.close()
+        raise
+    state = ServerState(tb, server_token(tb.state_dir), bind_host, sock.getsockname()[1])
+    uv_config = uvicorn.Config(
+        build_app(state),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        server_header=False,
+        timeout_keep_alive=5,
+        limit_concurrency=200,
+        timeout_graceful_shutdown=5,
+    )
+    _stderr_logging()
+    print(
+        f"local-tools serve http: workspace {tb.workspace}\n"
+        f"openlink URL (paste it into the openlink extension's popup):\n"
+        f"  {state.auth_url}\n"
+        "Open the same URL in a browser for the web console. Ctrl-C stops the server.",
+        file=out,
+        flush=True,
+    )
+    if _display_host(bind_host) != LOOPBACK_DISPLAY:
+        log.warning("bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host)
+    try:
+        uvicorn.Server(uv_config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _stderr_logging() -> None:
+    logger = logging.getLogger("local_tools")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
