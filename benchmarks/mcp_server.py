@@ -17,7 +17,7 @@ sequential read calls per second on a small file, and reading a 1 MB file comple
 its read_file tells the model to). Interpreter, SDK import and node start-up are timed
 in fresh processes too, as the floors under the cold-start figures.
 
-    python benchmarks/mcp.py [--rounds 7] [--calls 300] [--big-reads 3]
+    python benchmarks/mcp_server.py [--rounds 7] [--calls 300] [--big-reads 3]
 """
 
 from __future__ import annotations
