@@ -33,7 +33,7 @@ class InputRequired(BaseException):
     runner turns it into a denial or an error envelope on its way out."""
 
     def __init__(self, result: types.InputRequiredResult) -> None:
-        super().__init__("input required")
+        super().__init__("waiting for the person's answer")
         self.result = result
 
 

@@ -163,13 +163,13 @@ def read_path(
     line over max_bytes is left out instead of returned whole.
     """
     try:
-        handle = ctx.jail.open_read(path)
+        # The real path from the resolution that opened the file: it names that file.
+        handle, real = ctx.jail.open_read_resolved(path)
     except NotFound:
         guesses = similar_paths(ctx, path)
         hint = f" Did you mean: {', '.join(guesses)}?" if guesses else ""
         raise NotFound(f"File not found: {path}.{hint}", details={"suggestions": guesses}) from None
     with handle:
-        real = ctx.jail.resolve(path)
         shown = ctx.jail.display(real)
         head = handle.read(SNIFF_BYTES)
         ext = os.path.splitext(path)[1].lower()
