@@ -1,5 +1,5 @@
 # The two commands a newcomer needs:
-#   make run    set up .venv and run local-tools on this directory
+#   make run    set up .venv and start the HTTP server (openlink, web console) here
 #   make test   set up .venv and run lint + the whole test suite (what CI runs)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -14,11 +14,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
+# Prints the URL with its token: paste it into the openlink extension, or open it in a
+# browser for the console. Ctrl-C stops it.
 run: $(BIN)/.installed
 	$(BIN)/local-tools doctor
-	$(BIN)/local-tools list
-	$(BIN)/local-tools call read_file path=README.md limit=12 --text
-	$(BIN)/local-tools call exec_cmd command='ls && git log --oneline -3' --text
+	$(BIN)/local-tools serve http --workspace .
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks
@@ -40,6 +40,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/search.py
 	$(BIN)/python benchmarks/exec.py
 	$(BIN)/python benchmarks/mcp_server.py
+	$(BIN)/python benchmarks/http.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules
