@@ -33,6 +33,7 @@ from local_tools.core.registry import Registry
 from local_tools.core.resources import Resources
 from local_tools.core.tool import Tool
 from local_tools.core.validation import describe_validation_error
+from local_tools.interact.audited import ANSWER_TOOL, AuditedAsker
 from local_tools.interact.base import Asker
 from local_tools.security.jail import Jail
 from local_tools.security.policy import Policy
@@ -183,7 +184,7 @@ class Runner:
             spill_dir=self.spill_dir,
             session=self._sessions.setdefault(session_owner(user_id, session_id), {}),
             session_id=session_id,
-            asker=asker if asker is not None else self.asker,
+            asker=self._audited(asker if asker is not None else self.asker, call_id, user_id),
             transport=transport,
             runner=self,
             resources=self.resources,
@@ -319,6 +320,22 @@ class Runner:
             f"There is no tool named {name!r}.{hint} Available tools: {', '.join(available)}.",
             details={"available": available, "closest": guess},
         )
+
+    def _audited(self, asker: Asker | None, call_id: str, user_id: str) -> Asker | None:
+        """The asker, recording every answer in the audit log (see interact/audited)."""
+        if isinstance(asker, AuditedAsker):  # a call made by a call (batch): record once
+            asker = asker.inner
+        if asker is None or self.audit is None:
+            return asker
+
+        def record(details: dict[str, Any], door: str, error: str | None) -> None:
+            envelope = _error(ErrorCode.CANCELLED, error, None) if error else {}
+            self._audit(
+                ANSWER_TOOL, details, user_id, call_id, time.perf_counter(), door, envelope,
+                note=f"answered through {door}" if error is None else f"no answer: {error}",
+            )  # fmt: skip
+
+        return AuditedAsker(asker, record)
 
     def _audit(
         self,

@@ -40,6 +40,8 @@ _TITLES: dict[str, str] = {
 class McpAsker:
     """An `Asker` that shows the request as an MCP elicitation form."""
 
+    door = "mcp elicitation"  # how the audit names who answered
+
     def __init__(self, elicit: ElicitFunc) -> None:
         self._elicit = elicit
 

@@ -27,6 +27,8 @@ _ANSWERS: frozenset[str] = frozenset({"once", "always", "pattern", "deny"})
 
 
 class QueueAsker:
+    door = "web console"  # how the audit names who answered
+
     def __init__(self, queue: PendingQueue, timeout: float = DEFAULT_ANSWER_TIMEOUT) -> None:
         self.queue = queue
         self.timeout = timeout

@@ -46,6 +46,8 @@ _ANSWERS: dict[str, Answer] = {
 class TerminalAsker:
     """An `Asker` reading answers from a terminal (or any pair of text streams)."""
 
+    door = "terminal"  # how the audit names who answered
+
     def __init__(self, input: TextIO | None = None, output: TextIO | None = None) -> None:
         """Streams default to sys.stdin / sys.stderr, looked up when asking."""
         self._input = input

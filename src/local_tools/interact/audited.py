@@ -1,0 +1,73 @@
+"""Every answer a person gives is audited: what was asked, the answer, and the door.
+
+The runner wraps a call's asker in `AuditedAsker`, so an approval or an answered
+question leaves its own audit row (tool "answer", the call's id, the door it came
+through as the transport) whichever asker took it: the terminal, MCP elicitation, the
+web console. Nobody being there (`NoPersonAvailable`) is not an answer and leaves none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from local_tools.interact.base import (
+    Answer,
+    Asker,
+    NoPersonAvailable,
+    PermissionRequest,
+    QuestionAnswer,
+    QuestionRequest,
+)
+
+__all__ = ["ANSWER_TOOL", "AuditedAsker", "door_of"]
+
+ANSWER_TOOL = "answer"  # the audit rows' tool name
+
+# (details, door, error) -> None; error is None for an answer, else why there was none.
+RecordFunc = Callable[[dict[str, Any], str, "str | None"], None]
+
+
+def door_of(asker: Any) -> str:
+    """How a person reached by `asker` is named in the audit ("terminal", "web console")."""
+    return str(getattr(asker, "door", type(asker).__name__))
+
+
+class AuditedAsker:
+    def __init__(self, inner: Asker, record: RecordFunc) -> None:
+        self.inner = inner
+        self.door = door_of(inner)
+        self._record = record
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        details: dict[str, Any] = {
+            "for_tool": request.tool,
+            "permission": request.permission,
+            "subject": request.subject,
+        }
+        try:
+            answer = await self.inner.ask(request)
+        except NoPersonAvailable:
+            raise
+        except Exception as exc:
+            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
+            raise
+        rule = request.suggestion if answer == "pattern" else request.subject
+        self._record({**details, "answer": answer, "rule": rule}, self.door, None)
+        return answer
+
+    async def question(self, request: QuestionRequest) -> QuestionAnswer:
+        ask = getattr(self.inner, "question", None)
+        if ask is None:  # an asker for permissions only: nobody to ask questions
+            raise NoPersonAvailable(f"{self.door} cannot ask questions")
+        details: dict[str, Any] = {"for_tool": request.tool, "question": request.question}
+        try:
+            answer: QuestionAnswer = await ask(request)
+        except NoPersonAvailable:
+            raise
+        except Exception as exc:
+            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
+            raise
+        record = {**details, "choices": list(answer.choices), "text": answer.text}
+        self._record(record, self.door, None)
+        return answer
