@@ -1,0 +1,518 @@
+// The local-tools web console: what waits for the person on top, the call log below.
+//
+// Arguments, subjects, questions and options come from a model: every such text is
+// inserted as a text node (textContent / append(string)), never parsed as HTML, and
+// control or direction-override characters are shown escaped so that a subject
+// cannot disguise itself.
+"use strict";
+
+(() => {
+  const API = "/console/api/";
+  const MAX_CALLS = 200;
+  const RECONNECT_MS = 3000;
+
+  const $ = (id) => document.getElementById(id);
+  const cards = new Map(); // pending request id -> its card element
+  const callIds = new Set();
+  let filterWords = [];
+  let source = null;
+  let retryTimer = null;
+
+  // ------------------------------------------------------------------ helpers
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    return fill(node, ...children);
+  }
+
+  function fill(node, ...children) {
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child); // a string becomes a text node
+    }
+    return node;
+  }
+
+  // Control, zero-width and bidi characters, shown as \uXXXX (newlines and tabs kept).
+  const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+  function visible(text) {
+    return String(text).replace(HIDDEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  }
+
+  function ago(ts) {
+    const s = Math.max(0, Date.now() / 1000 - ts);
+    if (s < 5) return "just now";
+    if (s < 60) return `${Math.floor(s)} s ago`;
+    if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+    if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+    return new Date(ts * 1000).toLocaleDateString();
+  }
+
+  function timeEl(ts) {
+    const when = new Date(ts * 1000);
+    return el("time", { class: "ago", datetime: when.toISOString(), title: when.toLocaleString(), "data-ts": ts }, ago(ts));
+  }
+
+  function duration(ms) {
+    if (ms < 1) return "<1 ms";
+    if (ms < 1000) return `${Math.round(ms)} ms`;
+    if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+    return `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`;
+  }
+
+  function oneLine(value) {
+    const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value);
+    return text === undefined ? String(value) : text;
+  }
+
+  function argsSummary(args) {
+    if (args === null || typeof args !== "object" || Array.isArray(args)) return visible(oneLine(args));
+    const parts = Object.entries(args).map(([k, v]) => `${k}=${oneLine(v)}`);
+    const text = parts.join(" ");
+    return visible(text.length > 240 ? text.slice(0, 240) + "…" : text);
+  }
+
+  // ------------------------------------------------------------------ connection
+
+  function setConn(state, text) {
+    $("conn").dataset.state = state;
+    $("conn-text").textContent = text;
+  }
+
+  function connect() {
+    clearTimeout(retryTimer);
+    if (source) source.close();
+    setConn("connecting", "connecting…");
+    source = new EventSource(API + "events");
+    source.addEventListener("open", () => {
+      setConn("live", "live");
+      $("signin").hidden = true;
+    });
+    source.addEventListener("state", (e) => applyState(JSON.parse(e.data)));
+    source.addEventListener("pending", (e) => applyPending(JSON.parse(e.data)));
+    source.addEventListener("calls", (e) => addCalls(JSON.parse(e.data).calls));
+    source.addEventListener("error", () => {
+      if (source.readyState === EventSource.CLOSED) {
+        // Refused (not signed in) or gone: find out which, then try again later.
+        setConn("offline", "offline");
+        checkSignedIn();
+        retryTimer = setTimeout(connect, RECONNECT_MS);
+      } else {
+        setConn("reconnecting", "reconnecting…");
+      }
+    });
+  }
+
+  async function checkSignedIn() {
+    try {
+      const r = await fetch(API + "state", { credentials: "same-origin" });
+      if (r.status === 401 || r.status === 403) {
+        $("signin").hidden = false;
+        setConn("offline", "not signed in");
+      }
+    } catch (_) {
+      /* the server is down: the indicator already says offline */
+    }
+  }
+
+  // ------------------------------------------------------------------ state
+
+  function applyState(state) {
+    const ws = $("workspace");
+    // Isolated left-to-right inside the right-to-left box: long paths lose their start.
+    ws.replaceChildren(el("bdi", { dir: "ltr" }, visible(state.workspace || "")));
+    ws.title = `workspace: ${visible(state.workspace || "")}`;
+    $("calls").replaceChildren();
+    callIds.clear();
+    addCalls(state.calls || []);
+    applyPending(state);
+  }
+
+  function applyPending(state) {
+    const pending = state.pending || [];
+    const ids = new Set(pending.map((p) => p.id));
+    for (const [id, card] of cards) {
+      if (!ids.has(id)) removeCard(id, card);
+    }
+    for (const item of pending) {
+      if (cards.has(item.id)) continue; // keep what the person has typed or chosen
+      const card = item.kind === "question" ? questionCard(item) : permissionCard(item);
+      cards.set(item.id, card);
+      $("pending-list").append(card);
+    }
+    const n = pending.length;
+    $("pending-empty").hidden = n > 0;
+    $("pending-count").textContent = n ? String(n) : "";
+    $("pending-panel").classList.toggle("has-pending", n > 0);
+    document.title = n ? `(${n}) waiting · local-tools` : "local-tools console";
+    renderHistory(state.history || []);
+  }
+
+  function removeCard(id, card) {
+    const hadFocus = card.contains(document.activeElement);
+    card.remove();
+    cards.delete(id);
+    if (hadFocus) {
+      // Keyboard users land on the next request, or on the section's heading.
+      const next = $("pending-list").querySelector("button:not([disabled])");
+      (next || $("pending-title")).focus();
+    }
+  }
+
+  // ------------------------------------------------------------------ requests
+
+  function cardHead(item, badge, badgeClass, title) {
+    const p = item.payload || {};
+    return el(
+      "header",
+      { class: "card-head" },
+      el("span", { class: `badge ${badgeClass}` }, badge),
+      el("h3", { id: `title-${item.id}` }, title),
+      el("span", { class: "meta" }, p.user_id ? `${visible(p.user_id)} · ` : "", timeEl(item.created)),
+    );
+  }
+
+  function statusLine() {
+    return el("p", { class: "card-status", role: "status", "aria-live": "polite" });
+  }
+
+  function ruleEl(permission, subject) {
+    return el(
+      "span",
+      { class: "rule" },
+      el("code", { class: "rule-perm" }, visible(permission)),
+      el("span", { class: "rule-arrow", "aria-hidden": "true" }, "→"),
+      subject === null || subject === undefined
+        ? el("em", { class: "rule-all" }, "every subject")
+        : el("code", { class: "rule-subject" }, visible(subject)),
+    );
+  }
+
+  function permissionCard(item) {
+    const p = item.payload || {};
+    const hasPattern = p.suggestion !== null && p.suggestion !== undefined;
+    const status = statusLine();
+    const card = el("article", { class: "card permission", "aria-labelledby": `title-${item.id}`, "data-id": item.id });
+
+    const choose = el("div", { class: "actions" });
+    const remember = el("fieldset", { class: "remember", hidden: true });
+    const rules = el("div", { class: "choices" });
+    const name = `rule-${item.id}`;
+    const exact = el("input", { type: "radio", name, value: "always", checked: true });
+    rules.append(
+      el(
+        "label",
+        { class: "choice" },
+        exact,
+        el("span", { class: "choice-body" },
+          el("span", { class: "choice-title" }, hasPattern ? "Only this exact subject" : "This rule"),
+          ruleEl(p.permission, p.subject)),
+      ),
+    );
+    if (hasPattern) {
+      rules.append(
+        el(
+          "label",
+          { class: "choice" },
+          el("input", { type: "radio", name, value: "pattern" }),
+          el("span", { class: "choice-body" },
+            el("span", { class: "choice-title" }, "Everything matching this pattern (broader)"),
+            ruleEl(p.permission, p.suggestion)),
+        ),
+      );
+    }
+    const confirm = el("button", { type: "button", class: "btn primary" }, "Store rule and allow");
+    const back = el("button", { type: "button", class: "btn" }, "Back");
+    remember.append(
+      el(
+        "legend",
+        {},
+        "Allow always: store a rule for ",
+        el("strong", {}, visible(p.user_id || "this user")),
+        hasPattern ? ". Later calls the chosen rule matches run without asking." : ". Later calls it matches run without asking.",
+      ),
+      rules,
+      el("div", { class: "actions" }, confirm, back),
+    );
+
+    const once = el("button", { type: "button", class: "btn primary" }, "Allow once");
+    const always = el("button", { type: "button", class: "btn" }, "Allow always…");
+    const deny = el("button", { type: "button", class: "btn danger" }, "Deny");
+    choose.append(once, always, deny);
+
+    once.addEventListener("click", () => send(card, item.id, { decision: "once" }, status));
+    deny.addEventListener("click", () => send(card, item.id, { decision: "deny" }, status));
+    always.addEventListener("click", () => {
+      choose.hidden = true;
+      remember.hidden = false;
+      exact.focus();
+    });
+    back.addEventListener("click", () => {
+      remember.hidden = true;
+      choose.hidden = false;
+      always.focus();
+    });
+    confirm.addEventListener("click", () => {
+      const picked = remember.querySelector("input:checked");
+      send(card, item.id, { decision: picked ? picked.value : "always" }, status);
+    });
+
+    const facts = el(
+      "dl",
+      { class: "facts" },
+      el("dt", {}, "Permission"),
+      el("dd", {}, el("code", {}, visible(p.permission))),
+      el("dt", {}, "Subject"),
+      el("dd", {}, p.subject === null || p.subject === undefined
+        ? el("em", {}, "the whole permission")
+        : el("code", { class: "subject" }, visible(p.subject))),
+    );
+    fill(
+      card,
+      cardHead(item, "Approval", "warn", visible(p.tool || "tool")),
+      p.summary ? el("p", { class: "summary" }, visible(p.summary)) : null,
+      facts,
+      choose,
+      remember,
+      status,
+    );
+    return card;
+  }
+
+  function questionCard(item) {
+    const p = item.payload || {};
+    const options = Array.isArray(p.options) ? p.options.map(String) : [];
+    const multiple = Boolean(p.multiple);
+    const status = statusLine();
+    const card = el("article", { class: "card question", "aria-labelledby": `title-${item.id}`, "data-id": item.id });
+    const name = `q-${item.id}`;
+    const inputs = options.map((opt) => el("input", { type: multiple ? "checkbox" : "radio", name, value: opt }));
+    const text = el("textarea", { rows: "2", id: `text-${item.id}`, maxlength: "10000" });
+    const sendBtn = el("button", { type: "button", class: "btn primary", disabled: true }, "Send answer");
+    const dismiss = el("button", { type: "button", class: "btn quiet", title: "The tool is told that nobody answered" }, "Dismiss");
+
+    const ready = () => {
+      sendBtn.disabled = !(text.value.trim() || inputs.some((i) => i.checked));
+    };
+    inputs.forEach((i) => i.addEventListener("change", ready));
+    text.addEventListener("input", ready);
+    const submit = () => {
+      if (sendBtn.disabled) return;
+      const choices = inputs.filter((i) => i.checked).map((i) => i.value);
+      send(card, item.id, { text: text.value.trim() || null, choices }, status);
+    };
+    sendBtn.addEventListener("click", submit);
+    text.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit();
+    });
+    dismiss.addEventListener("click", () => send(card, item.id, { cancelled: true }, status));
+
+    fill(
+      card,
+      cardHead(item, "Question", "info", visible(p.question || "")),
+      p.tool && p.tool !== "question" ? el("p", { class: "asker" }, `asked by ${visible(p.tool)}`) : null,
+      options.length
+        ? el(
+            "fieldset",
+            { class: "choices options" },
+            el("legend", { class: "visually-hidden" }, multiple ? "Choose any" : "Choose one"),
+            options.map((opt, n) => el("label", { class: "choice" }, inputs[n], el("span", { class: "choice-title" }, visible(opt)))),
+          )
+        : null,
+      el(
+        "div",
+        { class: "free" },
+        el("label", { for: `text-${item.id}` }, options.length ? "Or answer in your own words" : "Your answer"),
+        text,
+      ),
+      el("div", { class: "actions" }, sendBtn, dismiss),
+      status,
+    );
+    return card;
+  }
+
+  async function send(card, id, answer, status) {
+    const buttons = [...card.querySelectorAll("button, input, textarea")];
+    buttons.forEach((b) => (b.disabled = true));
+    card.classList.remove("failed");
+    status.textContent = "Sending…";
+    const unlock = (message) => {
+      status.textContent = message;
+      card.classList.add("failed");
+      buttons.forEach((b) => (b.disabled = false));
+    };
+    try {
+      const r = await fetch(API + "answer", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ id, answer }),
+      });
+      if (r.ok) {
+        status.textContent = "Answered.";
+        card.classList.add("done");
+        return; // the next `pending` event removes the card
+      }
+      const body = await r.json().catch(() => ({}));
+      if (r.status === 404 || r.status === 409) {
+        status.textContent = "Already answered elsewhere, or the call ended.";
+        card.classList.add("done");
+        setTimeout(() => cards.get(id) === card && removeCard(id, card), 2500);
+      } else if (r.status === 401 || r.status === 403) {
+        $("signin").hidden = false;
+        unlock("Not signed in: nothing was sent.");
+      } else {
+        unlock(`Not sent: ${body.error || "error " + r.status}`);
+      }
+    } catch (_) {
+      unlock("Could not reach the server: nothing was sent.");
+    }
+  }
+
+  // ------------------------------------------------------------------ history
+
+  function verdict(item) {
+    if (item.status === "expired") return ["timed out", "muted"];
+    if (item.status === "cancelled") return ["withdrawn", "muted"];
+    const a = item.answer || {};
+    if (item.kind === "permission") {
+      return {
+        once: ["allowed once", "ok"],
+        always: ["allowed always", "ok"],
+        pattern: ["allowed pattern", "ok"],
+        deny: ["denied", "err"],
+      }[a.decision] || ["answered", "muted"];
+    }
+    if (a.cancelled) return ["dismissed", "muted"];
+    return ["answered", "ok"];
+  }
+
+  function renderHistory(history) {
+    $("history-panel").hidden = history.length === 0;
+    $("history-count").textContent = history.length ? String(history.length) : "";
+    $("history").replaceChildren(
+      ...history.map((item) => {
+        const p = item.payload || {};
+        const [label, tone] = verdict(item);
+        let what;
+        if (item.kind === "permission") {
+          what = [el("strong", {}, visible(p.tool || "")), " ", el("code", {}, visible(p.subject ?? p.permission ?? ""))];
+        } else {
+          const a = item.answer || {};
+          const said = [...(a.choices || []), ...(a.text ? [a.text] : [])].join(" · ");
+          what = [el("span", {}, visible(p.question || "")), said ? el("span", { class: "said" }, " → ", visible(said)) : null];
+        }
+        return el(
+          "li",
+          {},
+          el("span", { class: `badge ${tone}` }, label),
+          el("span", { class: "history-what" }, what),
+          el("span", { class: "meta" }, item.answered_by ? `${visible(item.answered_by)} · ` : "", timeEl(item.updated)),
+        );
+      }),
+    );
+  }
+
+  // ------------------------------------------------------------------ calls
+
+  function callRow(call) {
+    const ok = call.outcome === "success";
+    const search = [call.tool, call.outcome, ok ? "ok" : "failed", call.error_code || "", call.user_id, call.transport]
+      .join(" ")
+      .toLowerCase();
+    let pretty;
+    try {
+      pretty = JSON.stringify(call.args, null, 2);
+    } catch (_) {
+      pretty = String(call.args);
+    }
+    const row = el(
+      "li",
+      { class: `call ${ok ? "ok" : "err"}`, "data-search": search, "data-id": call.id },
+      el(
+        "details",
+        {},
+        el(
+          "summary",
+          {},
+          el("span", { class: "outcome", title: ok ? "success" : "error" }, el("span", { class: "visually-hidden" }, ok ? "success" : "error")),
+          el("span", { class: "tool" }, visible(call.tool)),
+          ok ? null : el("span", { class: "code" }, visible(call.error_code || "error")),
+          el("span", { class: "args" }, argsSummary(call.args)),
+          el("span", { class: "meta" }, el("span", { class: "dur" }, duration(call.duration_ms)), timeEl(call.ts)),
+        ),
+        el(
+          "div",
+          { class: "call-detail" },
+          el(
+            "dl",
+            { class: "facts" },
+            el("dt", {}, "User"),
+            el("dd", {}, visible(call.user_id)),
+            el("dt", {}, "Through"),
+            el("dd", {}, visible(call.transport || "?")),
+            el("dt", {}, "Call id"),
+            el("dd", {}, el("code", {}, visible(call.call_id))),
+            el("dt", {}, "At"),
+            el("dd", {}, new Date(call.ts * 1000).toLocaleString()),
+          ),
+          el("pre", { class: "json" }, visible(pretty)),
+        ),
+      ),
+    );
+    row.hidden = !matches(row);
+    return row;
+  }
+
+  function addCalls(calls) {
+    const list = $("calls");
+    // `calls` is newest first; insert the oldest first so the newest ends on top.
+    for (const call of [...calls].reverse()) {
+      if (callIds.has(call.id)) continue;
+      callIds.add(call.id);
+      list.prepend(callRow(call));
+    }
+    while (list.children.length > MAX_CALLS) {
+      callIds.delete(Number(list.lastElementChild.dataset.id));
+      list.lastElementChild.remove();
+    }
+    updateCallCounts();
+  }
+
+  function matches(row) {
+    const text = row.dataset.search;
+    return filterWords.every((w) => text.includes(w));
+  }
+
+  function applyFilter() {
+    filterWords = $("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+    for (const row of $("calls").children) row.hidden = !matches(row);
+    updateCallCounts();
+  }
+
+  function updateCallCounts() {
+    const rows = [...$("calls").children];
+    const shown = rows.filter((r) => !r.hidden).length;
+    $("calls-empty").hidden = rows.length > 0;
+    $("calls-none-match").hidden = rows.length === 0 || shown > 0;
+    $("calls-count").textContent = rows.length === 0 ? "" : shown === rows.length ? String(rows.length) : `${shown} of ${rows.length}`;
+  }
+
+  // ------------------------------------------------------------------ start
+
+  function tick() {
+    for (const t of document.querySelectorAll("time.ago")) t.textContent = ago(Number(t.dataset.ts));
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("filter").addEventListener("input", applyFilter);
+    setInterval(tick, 5000);
+    connect();
+  });
+})();

@@ -1,0 +1,483 @@
+"""The web console: the page where a person watches calls and answers what waits.
+
+Whichever door a call came through (HTTP, MCP, the CLI in another terminal), the
+processes of one workspace share its state dir: the console lists the workspace's
+pending queue (`interact/pending.py`) and its rows of the audit log, and answers
+requests through the queue. Routes (the HTTP server mounts them behind its guard):
+
+    GET  /                         the page (public: it carries no data)
+    GET  /console/static/{file}    its CSS, JS and icon (public)
+    GET  /console/api/state        workspace, pending requests, history, recent calls
+    GET  /console/api/events       server-sent events: `state` on connect, then
+                                   `pending` and `calls` as they change
+    POST /console/api/answer       {id, answer}: validated, stored with who answered
+
+One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
+at least one event stream is open, and fans the changes out to every stream.
+`console_heartbeat` keeps the console "live" so that calls queue their requests here
+instead of being denied; `close_console` ends the event streams (a server shutting
+down must call it, or wait for them: uvicorn waits for open responses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import uuid
+import weakref
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from local_tools.interact.pending import PendingItem
+
+if TYPE_CHECKING:
+    from local_tools.toolbox import Toolbox
+
+__all__ = ["close_console", "console_heartbeat", "console_routes"]
+
+_log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("console_static")
+_STATIC_TYPES = {
+    "console.css": "text/css; charset=utf-8",
+    "console.js": "text/javascript; charset=utf-8",
+    "icon.svg": "image/svg+xml",
+}
+
+POLL_INTERVAL = 0.3  # seconds between reads of the SQLite files while a page is open
+PING_INTERVAL = 15.0  # an SSE comment keeps proxies and the browser from timing out
+BEAT_INTERVAL = 2.0  # the pending queue counts a console live for 10 s after a beat
+RECENT_CALLS = 200  # calls the page shows
+HISTORY = 50  # answered / withdrawn requests the page shows
+MAX_ARG_TEXT = 400  # longer string arguments are cut for the page (the log keeps 4 KB)
+MAX_BODY = 64 * 1024  # an answer is small
+MAX_ANSWER_TEXT = 10_000
+
+DECISIONS = frozenset({"once", "always", "pattern", "deny"})
+
+# The page runs no inline script and loads nothing from elsewhere; nobody may frame
+# it (an approval button under someone else's overlay is a clickjacking target).
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+_API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _CallLog:
+    """This workspace's rows of the audit log.
+
+    The audit database is shared by every process with the same state dir, so it
+    holds other workspaces' calls too; `AuditLog.query` has no workspace filter, so
+    the console reads through a read-only connection of its own.
+    """
+
+    def __init__(self, tb: Toolbox) -> None:
+        self._audit = tb.audit
+        self._workspace = str(tb.workspace)
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def recent(self, limit: int = RECENT_CALLS) -> list[dict[str, Any]]:
+        """The newest calls of this workspace, newest first."""
+        return self._rows("WHERE workspace = ? ORDER BY id DESC LIMIT ?", (self._workspace, limit))
+
+    def newer(self, after: int) -> tuple[int, list[dict[str, Any]]]:
+        """(the newest row id of any workspace, this workspace's rows after `after`)."""
+        rows = self._select("SELECT COALESCE(MAX(id), 0) FROM calls", ())
+        last = int(rows[0][0]) if rows else after
+        if last <= after:
+            return after, []
+        calls = self._rows(
+            "WHERE id > ? AND id <= ? AND workspace = ? ORDER BY id DESC LIMIT ?",
+            (after, last, self._workspace, RECENT_CALLS),
+        )
+        return last, calls
+
+    def last_id(self) -> int:
+        rows = self._select("SELECT COALESCE(MAX(id), 0) FROM calls", ())
+        return int(rows[0][0]) if rows else 0
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _rows(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT id, ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, "
+            f"transport FROM calls {where}"
+        )
+        return [
+            {
+                "id": r[0],
+                "ts": r[1],
+                "call_id": r[2],
+                "user_id": r[3],
+                "tool": r[4],
+                "args": _clip(_json_or_text(r[5])),
+                "outcome": r[6],
+                "error_code": r[7],
+                "duration_ms": r[8],
+                "transport": r[9],
+            }
+            for r in self._select(sql, params)
+        ]
+
+    def _select(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        if self._audit is None:
+            return []
+        # Calls of this process wait in the log's buffer for up to half a second.
+        self._audit.flush()
+        with self._lock:
+            try:
+                if self._db is None:
+                    self._db = sqlite3.connect(
+                        self._audit.path, timeout=5.0, check_same_thread=False
+                    )
+                    self._db.execute("PRAGMA query_only = 1")
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:  # no table yet, a locked or replaced file
+                _log.debug("console: cannot read the audit log: %s", exc)
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+                return []
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _clip(value: Any) -> Any:
+    if isinstance(value, str):
+        if len(value) > MAX_ARG_TEXT:
+            return f"{value[:MAX_ARG_TEXT]}… [{len(value)} chars]"
+        return value
+    if isinstance(value, dict):
+        return {str(k): _clip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clip(v) for v in value[:50]] + (
+            [f"… [{len(value)} items]"] if len(value) > 50 else []
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- the feed
+
+
+class _Feed:
+    """The console's view of the state dir, and the one poll loop behind every stream."""
+
+    def __init__(self, tb: Toolbox) -> None:
+        self.tb = tb
+        self.calls = _CallLog(tb)
+        self._streams: set[asyncio.Queue[str | None]] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._start_lock: asyncio.Lock | None = None
+        # Set from any thread (a signal handler, the heartbeat's end): streams end.
+        self._closed = threading.Event()
+        self._version: tuple[int, float] | None = None
+        self._last_call = 0
+
+    # -- what the page shows
+
+    def pending_state(self) -> dict[str, Any]:
+        queue = self.tb.pending
+        pending = queue.pending()  # also withdraws the requests of dead processes
+        history = [i for i in queue.recent(HISTORY + len(pending)) if i.status != "pending"]
+        return {
+            "pending": [_item_json(i) for i in pending],
+            "history": [_item_json(i) for i in history[:HISTORY]],
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "workspace": str(self.tb.workspace),
+            "audit": self.tb.audit is not None,
+            **self.pending_state(),
+            "calls": self.calls.recent(),
+        }
+
+    # -- streams
+
+    async def subscribe(self) -> asyncio.Queue[str | None]:
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        if self._closed.is_set():
+            queue.put_nowait(None)
+            return queue
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._task is None or self._task.done():
+                # The baseline is read before the caller's snapshot: a call logged in
+                # between is in both (the page drops duplicates), never in neither.
+                await asyncio.to_thread(self._baseline)
+                self._streams.add(queue)
+                self._task = asyncio.create_task(self._run(), name="local-tools console feed")
+            else:
+                self._streams.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[str | None]) -> None:
+        self._streams.discard(queue)
+
+    def close(self) -> None:
+        """End every event stream within a poll interval. Thread-safe, final."""
+        self._closed.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def _baseline(self) -> None:
+        self._version = self.tb.pending.version()
+        self._last_call = self.calls.last_id()
+
+    async def _run(self) -> None:
+        try:
+            while self._streams and not self._closed.is_set():
+                await asyncio.sleep(POLL_INTERVAL)
+                try:
+                    messages = await asyncio.to_thread(self._changes)
+                except Exception:  # a locked or broken file must not end the loop
+                    _log.warning("console: cannot read the state dir", exc_info=True)
+                    continue
+                for message in messages:
+                    for stream in tuple(self._streams):
+                        stream.put_nowait(message)
+        finally:
+            if self._closed.is_set():
+                for stream in tuple(self._streams):
+                    stream.put_nowait(None)
+                self.calls.close()
+
+    def _changes(self) -> list[str]:
+        messages = []
+        self.tb.pending.pending()  # withdraws requests of dead processes: a new version
+        version = self.tb.pending.version()
+        if version != self._version:
+            self._version = version
+            messages.append(_event("pending", self.pending_state()))
+        self._last_call, calls = self.calls.newer(self._last_call)
+        if calls:
+            messages.append(_event("calls", {"calls": calls}))
+        return messages
+
+
+def _item_json(item: PendingItem) -> dict[str, Any]:
+    data = item.to_json()
+    data["payload"] = _clip(data["payload"]) if item.kind != "permission" else data["payload"]
+    return data
+
+
+def _event(name: str, data: Any) -> str:
+    # json.dumps never writes a raw newline, so the data is one `data:` line.
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+_FEEDS: weakref.WeakKeyDictionary[Toolbox, _Feed] = weakref.WeakKeyDictionary()
+
+
+def _feed(tb: Toolbox) -> _Feed:
+    feed = _FEEDS.get(tb)
+    if feed is None or feed.closed:
+        feed = _FEEDS[tb] = _Feed(tb)
+    return feed
+
+
+# --------------------------------------------------------------------------- answers
+
+
+class _BadAnswer(ValueError):
+    pass
+
+
+def validate_answer(item: PendingItem, answer: Any) -> dict[str, Any]:
+    """The answer to store for `item`, normalised; raises _BadAnswer with the reason."""
+    if not isinstance(answer, dict):
+        raise _BadAnswer("answer must be an object")
+    if item.kind == "permission":
+        decision = answer.get("decision")
+        if set(answer) != {"decision"} or decision not in DECISIONS:
+            raise _BadAnswer(
+                'a permission answer is {"decision": "once"|"always"|"pattern"|"deny"}'
+            )
+        if decision == "pattern" and item.payload.get("suggestion") is None:
+            raise _BadAnswer("this request offers no pattern: answer once, always or deny")
+        return {"decision": decision}
+    if item.kind == "question":
+        if answer.get("cancelled") is True and set(answer) == {"cancelled"}:
+            return {"cancelled": True}
+        text, choices = answer.get("text"), answer.get("choices", [])
+        if set(answer) - {"text", "choices"}:
+            raise _BadAnswer('a question answer is {"text": str|null, "choices": [str]}')
+        if text is not None and not isinstance(text, str):
+            raise _BadAnswer("text must be a string or null")
+        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+            raise _BadAnswer("choices must be a list of strings")
+        options = [str(o) for o in item.payload.get("options") or []]
+        unknown = [c for c in choices if c not in options]
+        if unknown:
+            raise _BadAnswer(f"not among the options: {unknown[0]!r}")
+        if len(choices) != len(set(choices)):
+            raise _BadAnswer("a choice is given twice")
+        if len(choices) > 1 and not item.payload.get("multiple"):
+            raise _BadAnswer("this question takes one choice")
+        text = (text or "").strip() or None
+        if text is not None and len(text) > MAX_ANSWER_TEXT:
+            raise _BadAnswer(f"the text is longer than {MAX_ANSWER_TEXT} characters")
+        if text is None and not choices:
+            raise _BadAnswer("choose an option or write an answer")
+        return {"text": text, "choices": choices}
+    raise _BadAnswer(f"unknown request kind {item.kind!r}")
+
+
+# --------------------------------------------------------------------------- routes
+
+
+def console_routes(tb: Toolbox) -> list[BaseRoute]:
+    """The console's routes for `tb`'s workspace (mount them behind the server's guard)."""
+    feed = _feed(tb)
+
+    async def page(request: Request) -> Response:
+        return _static_response("index.html", "text/html; charset=utf-8")
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["file"]
+        media_type = _STATIC_TYPES.get(name)
+        if media_type is None:
+            return Response("not found", status_code=404, media_type="text/plain")
+        return _static_response(name, media_type)
+
+    async def state(request: Request) -> Response:
+        return JSONResponse(await asyncio.to_thread(feed.state), headers=_API_HEADERS)
+
+    async def events(request: Request) -> Response:
+        return StreamingResponse(
+            _stream(feed),
+            media_type="text/event-stream",
+            headers={**_API_HEADERS, "X-Accel-Buffering": "no"},
+        )
+
+    async def answer(request: Request) -> Response:
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            return _error(413, "the answer is too large")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return _error(400, "the body must be JSON: {id, answer}")
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return _error(400, "the body must be JSON: {id, answer}")
+        item = await asyncio.to_thread(tb.pending.get, data["id"])
+        if item is None:
+            return _error(404, "no such request")
+        if item.status != "pending":
+            return _error(409, f"this request is no longer pending ({item.status})")
+        try:
+            stored = validate_answer(item, data.get("answer"))
+        except _BadAnswer as exc:
+            return _error(400, str(exc))
+        client = request.client.host if request.client else "unknown address"
+        by = f"web console ({client})"
+        if not await asyncio.to_thread(tb.pending.answer, item.id, stored, by):
+            return _error(409, "this request was answered or withdrawn meanwhile")
+        _log.info("console: request %s (%s) answered by %s: %s", item.id, item.kind, by, stored)
+        return JSONResponse(
+            {"id": item.id, "status": "answered", "answer": stored}, headers=_API_HEADERS
+        )
+
+    return [
+        Route("/", page, methods=["GET"]),
+        Route("/console/static/{file}", static, methods=["GET"]),
+        Route("/console/api/state", state, methods=["GET"]),
+        Route("/console/api/events", events, methods=["GET"]),
+        Route("/console/api/answer", answer, methods=["POST"]),
+    ]
+
+
+async def _stream(feed: _Feed) -> AsyncIterator[str]:
+    queue = await feed.subscribe()
+    try:
+        yield "retry: 2000\n\n"
+        if queue.empty():  # not closed already
+            yield _event("state", await asyncio.to_thread(feed.state))
+        while True:
+            try:
+                message = await asyncio.wait_for(queue.get(), PING_INTERVAL)
+            except asyncio.TimeoutError:
+                message = ": ping\n\n"
+            if message is None:
+                return
+            yield message
+    finally:
+        feed.unsubscribe(queue)
+
+
+def _static_response(name: str, media_type: str) -> Response:
+    return Response(
+        (STATIC_DIR / name).read_bytes(), media_type=media_type, headers=_SECURITY_HEADERS
+    )
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=_API_HEADERS)
+
+
+# --------------------------------------------------------------------------- lifetime
+
+
+async def console_heartbeat(tb: Toolbox, url: str) -> None:
+    """Keep the console live for `tb`'s workspace while the server runs.
+
+    Run it as a task for the server's lifetime: calls in any process then queue their
+    questions for this console. Cancelled, it says the console is gone (calls stop
+    queueing at once) and ends the event streams.
+    """
+    console_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        while True:
+            try:
+                await asyncio.to_thread(tb.pending.beat, console_id, url)
+            except sqlite3.Error as exc:  # locked for longer than the busy timeout
+                _log.warning("console: heartbeat failed: %s", exc)
+            await asyncio.sleep(BEAT_INTERVAL)
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            tb.pending.console_gone(console_id)
+        close_console(tb)
+
+
+def close_console(tb: Toolbox) -> None:
+    """End the console's event streams (within `POLL_INTERVAL`). Thread-safe.
+
+    Call it when the server starts shutting down: uvicorn waits for open responses
+    before it runs the lifespan shutdown, and an event stream never ends by itself.
+    Browsers reconnect on their own when a new server comes up.
+    """
+    feed = _FEEDS.get(tb)
+    if feed is not None:
+        feed.close()

@@ -1,0 +1,447 @@
+"""The web console's routes over a real uvicorn on loopback, driven with httpx.
+
+A real Toolbox, real SQLite files in the state dir, real calls waiting on the pending
+queue in another thread; the browser side is in test_console_browser.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import json
+import queue
+import re
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from envelopes import ok
+from local_tools import Toolbox
+from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
+
+
+@dataclass
+class Console:
+    url: str
+    tb: Toolbox
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=10)
+
+    def answer(self, request_id: str, answer: Any) -> httpx.Response:
+        with self.client() as c:
+            return c.post("/console/api/answer", json={"id": request_id, "answer": answer})
+
+    def state(self) -> dict[str, Any]:
+        with self.client() as c:
+            response = c.get("/console/api/state")
+        response.raise_for_status()
+        return response.json()
+
+
+def console_app(tb: Toolbox, url: str) -> Starlette:
+    """The console as the server mounts it: its routes, the heartbeat for the app's life."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        beat = asyncio.create_task(console_heartbeat(tb, url))
+        try:
+            yield
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+
+    return Starlette(routes=console_routes(tb), lifespan=lifespan)
+
+
+@contextlib.contextmanager
+def serve_console(tb: Toolbox) -> Iterator[Console]:
+    """uvicorn in a thread on a free loopback port; stops (streams and all) on exit."""
+    config = uvicorn.Config(
+        console_app(tb, "http://127.0.0.1/"), host="127.0.0.1", port=0, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Console(f"http://127.0.0.1:{port}", tb)
+    finally:
+        close_console(tb)  # what the server does when it starts shutting down
+        server.should_exit = True
+        thread.join(10)
+        assert not thread.is_alive(), "the server did not stop: an event stream kept it"
+
+
+@pytest.fixture
+def console(tb: Toolbox) -> Iterator[Console]:
+    with serve_console(tb) as c:
+        deadline = time.monotonic() + 10
+        while not tb.pending.console_live():
+            assert time.monotonic() < deadline, "the heartbeat never beat"
+            time.sleep(0.02)
+        yield c
+
+
+class Events:
+    """An SSE client in a thread, on a plain socket (closing it is a client gone away):
+    parsed events land in a queue."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.ended = threading.Event()
+        self._conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        self._conn.request("GET", parts.path, headers={"Accept": "text/event-stream"})
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            response = self._conn.getresponse()
+            self.events.put(("status", response.status))
+            self.events.put(("content-type", response.getheader("content-type")))
+            assert self._conn.sock is not None
+            self._conn.sock.settimeout(None)  # quiet for as long as nothing happens
+            name, data = "message", []
+            while line := response.readline():
+                text = line.decode().rstrip("\r\n")
+                if text.startswith("event:"):
+                    name = text[6:].strip()
+                elif text.startswith("data:"):
+                    data.append(text[5:].strip())
+                elif text == "" and data:
+                    self.events.put((name, json.loads("\n".join(data))))
+                    name, data = "message", []
+        except Exception:  # closed under it by the test (http.client is not thread-safe)
+            pass
+        finally:
+            self.ended.set()
+
+    def next(self, name: str, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {name!r} event within {timeout} s"
+            try:
+                got, data = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            if got == name:
+                return data
+
+    def close(self) -> None:
+        sock = self._conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._conn.close()
+        self._thread.join(5)
+
+
+@pytest.fixture
+def events(console: Console) -> Iterator[Events]:
+    stream = Events(f"{console.url}/console/api/events")
+    yield stream
+    stream.close()
+
+
+def _permission(tb: Toolbox, subject: str = "a.txt", suggestion: str | None = None) -> str:
+    return tb.pending.submit(
+        "permission",
+        {
+            "tool": "file_delete",
+            "permission": "delete:file",
+            "subject": subject,
+            "user_id": "default",
+            "summary": "",
+            "suggestion": suggestion,
+        },
+    )
+
+
+def _question(tb: Toolbox, multiple: bool = False) -> str:
+    return tb.pending.submit(
+        "question",
+        {
+            "question": "Which database?",
+            "options": ["PostgreSQL", "SQLite"],
+            "multiple": multiple,
+            "tool": "question",
+            "user_id": "default",
+        },
+    )
+
+
+def _wait_pending(console: Console, count: int = 1) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 10
+    while True:
+        pending = console.state()["pending"]
+        if len(pending) >= count:
+            return pending
+        assert time.monotonic() < deadline, "the request never showed up"
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- page
+
+
+def test_the_page_is_served_with_a_strict_csp_and_no_inline_code(console: Console) -> None:
+    with console.client() as c:
+        page = c.get("/")
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        csp = page.headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        html = page.text
+        # Every script is a file of the console's own; no inline handlers or styles.
+        assert html.count("<script") == html.count('<script src="/console/static/')
+        assert re.search(r"\son[a-z]+\s*=", html) is None
+        assert "style=" not in html and "<style" not in html
+        for name, kind in (
+            ("console.js", "text/javascript"),
+            ("console.css", "text/css"),
+            ("icon.svg", "image/svg+xml"),
+        ):
+            static = c.get(f"/console/static/{name}")
+            assert static.status_code == 200 and static.headers["content-type"].startswith(kind)
+        assert c.get("/console/static/../web_console.py").status_code == 404
+        assert c.get("/console/static/index.html.bak").status_code == 404
+
+
+def test_the_script_inserts_text_never_html() -> None:
+    from local_tools.transports import web_console
+
+    script = (web_console.STATIC_DIR / "console.js").read_text()
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in script
+
+
+# --------------------------------------------------------------------------- state
+
+
+def test_state_has_the_workspace_pending_history_and_only_this_workspaces_calls(
+    console: Console, make_toolbox: Any, tmp_path: Path, workspace: Path
+) -> None:
+    tb = console.tb
+    (workspace / "a.txt").write_text("hello")
+    ok(tb.run("read_file", {"path": "a.txt"}, user_id="alice"))
+    tb.run("read_file", {"path": "missing.txt"}, user_id="alice")
+    # Another workspace on the same state dir (another process, as far as the audit
+    # database is concerned): its calls are not this console's.
+    other_ws = tmp_path / "other"
+    other_ws.mkdir()
+    other = make_toolbox(workspace=other_ws)
+    ok(other.run("list_dir", {"path": "."}))
+    other.audit.flush()
+    answered = _permission(tb, "old.txt")
+    assert console.answer(answered, {"decision": "deny"}).status_code == 200
+    waiting = _permission(tb, "new.txt")
+
+    state = console.state()
+    assert state["workspace"] == str(tb.workspace)
+    assert [p["id"] for p in state["pending"]] == [waiting]
+    assert state["pending"][0]["payload"]["subject"] == "new.txt"
+    assert [h["id"] for h in state["history"]] == [answered]
+    assert state["history"][0]["answer"] == {"decision": "deny"}
+    assert state["history"][0]["answered_by"] == "web console (127.0.0.1)"
+    calls = [(c["tool"], c["outcome"], c["error_code"]) for c in state["calls"]]
+    assert calls == [("read_file", "error", "NOT_FOUND"), ("read_file", "success", None)]
+    assert state["calls"][1]["args"] == {"path": "a.txt"}
+    assert state["calls"][1]["user_id"] == "alice"
+
+
+def test_long_arguments_are_cut_for_the_page(console: Console) -> None:
+    ok(console.tb.run("write_file", {"path": "big.txt", "content": "x" * 3000}))
+    (call,) = console.state()["calls"]
+    content = call["args"]["content"]
+    assert len(content) < 500 and content.endswith("[3000 chars]")
+
+
+# --------------------------------------------------------------------------- events
+
+
+def test_events_start_with_the_state_then_deliver_a_new_request_and_a_new_call(
+    console: Console, events: Events, workspace: Path
+) -> None:
+    assert events.next("status", 5) == 200
+    assert events.next("content-type", 1).startswith("text/event-stream")
+    first = events.next("state", 5)
+    assert first["pending"] == [] and first["workspace"] == str(console.tb.workspace)
+
+    request_id = _permission(console.tb)
+    start = time.monotonic()
+    pending = events.next("pending", 1.0)
+    assert [p["id"] for p in pending["pending"]] == [request_id]
+    assert time.monotonic() - start < 1.0
+
+    (workspace / "b.txt").write_text("b")
+    start = time.monotonic()
+    ok(console.tb.run("read_file", {"path": "b.txt"}))
+    calls = events.next("calls", 1.0)["calls"]
+    assert time.monotonic() - start < 1.0
+    assert [(c["tool"], c["args"]) for c in calls] == [("read_file", {"path": "b.txt"})]
+
+    # Answered: the request leaves the pending list and enters the history.
+    assert console.answer(request_id, {"decision": "once"}).status_code == 200
+    after = events.next("pending", 1.0)
+    assert after["pending"] == [] and after["history"][0]["id"] == request_id
+
+
+def test_calls_from_another_process_appear_too(
+    console: Console, events: Events, workspace: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    events.next("state", 5)
+    (workspace / "c.txt").write_text("c")
+    subprocess.run(
+        [sys.executable, "-m", "local_tools", "call", "read_file", "path=c.txt"],
+        cwd=workspace,
+        check=True,
+        capture_output=True,
+        env={**__import__("os").environ, "LOCAL_TOOLS_STATE_DIR": str(tmp_path / "state")},
+        timeout=60,
+    )
+    calls = events.next("calls", 2.0)["calls"]
+    assert [(c["tool"], c["transport"]) for c in calls] == [("read_file", "cli")]
+
+
+def test_close_console_ends_every_stream(console: Console) -> None:
+    streams = [Events(f"{console.url}/console/api/events") for _ in range(3)]
+    for stream in streams:
+        stream.next("state", 5)
+    close_console(console.tb)
+    for stream in streams:
+        assert stream.ended.wait(2), "the stream did not end"
+        stream.close()
+
+
+def test_a_client_that_goes_away_leaves_no_stream_behind(console: Console) -> None:
+    from local_tools.transports import web_console
+
+    stream = Events(f"{console.url}/console/api/events")
+    stream.next("state", 5)
+    feed = web_console._FEEDS[console.tb]
+    assert len(feed._streams) == 1
+    stream.close()
+    deadline = time.monotonic() + 3
+    while feed._streams:
+        assert time.monotonic() < deadline, "the server kept the stream of a gone client"
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def test_answers_are_validated(console: Console) -> None:
+    tb = console.tb
+    plain = _permission(tb)
+    with console.client() as c:
+        assert c.post("/console/api/answer", content=b"not json").status_code == 400
+        assert c.post("/console/api/answer", json={"answer": {}}).status_code == 400
+    assert console.answer(plain, {"decision": "yes"}).status_code == 400
+    assert console.answer(plain, {"decision": "once", "extra": 1}).status_code == 400
+    assert console.answer(plain, "once").status_code == 400
+    response = console.answer(plain, {"decision": "pattern"})
+    assert response.status_code == 400 and "no pattern" in response.json()["error"]
+    assert console.answer("feedfacecafe", {"decision": "once"}).status_code == 404
+    assert tb.pending.get(plain).status == "pending"  # nothing above answered it
+
+    assert console.answer(plain, {"decision": "always"}).status_code == 200
+    again = console.answer(plain, {"decision": "deny"})
+    assert again.status_code == 409
+    item = tb.pending.get(plain)
+    assert item is not None and item.answer == {"decision": "always"}
+
+    broad = _permission(tb, "logs/a.log", suggestion="logs/*")
+    assert console.answer(broad, {"decision": "pattern"}).status_code == 200
+
+    question = _question(tb)
+    for bad in (
+        {"choices": ["MySQL"]},  # not an option
+        {"choices": ["PostgreSQL", "SQLite"]},  # one choice only
+        {"text": "  ", "choices": []},  # nothing
+        {"text": 5},
+        {"choices": "SQLite"},
+        {"decision": "once"},
+    ):
+        assert console.answer(question, bad).status_code == 400, bad
+    response = console.answer(question, {"text": " Neither: DuckDB ", "choices": ["SQLite"]})
+    assert response.status_code == 200
+    item = tb.pending.get(question)
+    assert item is not None and item.answer == {"text": "Neither: DuckDB", "choices": ["SQLite"]}
+
+    several = _question(tb, multiple=True)
+    assert console.answer(several, {"choices": ["SQLite", "PostgreSQL"]}).status_code == 200
+    dismissed = _question(tb)
+    assert console.answer(dismissed, {"cancelled": True}).status_code == 200
+
+
+def test_a_call_waiting_for_approval_completes_once_answered_through_the_console(
+    console: Console, workspace: Path
+) -> None:
+    (workspace / "doomed.txt").write_text("x")
+    result: dict[str, Any] = {}
+    call = threading.Thread(
+        target=lambda: result.update(
+            console.tb.run("file_delete", {"path": "doomed.txt"}, transport="mcp")
+        )
+    )
+    call.start()
+    (request,) = _wait_pending(console)
+    assert request["kind"] == "permission"
+    assert request["payload"]["tool"] == "file_delete"
+    assert request["payload"]["subject"] == "doomed.txt"
+    assert call.is_alive()  # it waits for the person
+
+    assert console.answer(request["id"], {"decision": "once"}).status_code == 200
+    call.join(10)
+    assert not call.is_alive()
+    ok(result)
+    assert not (workspace / "doomed.txt").exists()
+    # The answer is audited: the queue keeps who answered, the audit log the door.
+    item = console.tb.pending.get(request["id"])
+    assert item is not None and item.answered_by == "web console (127.0.0.1)"
+    tools = [c["tool"] for c in console.state()["calls"]]
+    assert tools[:2] == ["file_delete", "answer"]
+
+
+def test_a_denial_through_the_console_refuses_the_call(console: Console, workspace: Path) -> None:
+    (workspace / "kept.txt").write_text("x")
+    result: dict[str, Any] = {}
+    call = threading.Thread(
+        target=lambda: result.update(console.tb.run("file_delete", {"path": "kept.txt"}))
+    )
+    call.start()
+    (request,) = _wait_pending(console)
+    assert console.answer(request["id"], {"decision": "deny"}).status_code == 200
+    call.join(10)
+    assert result["error"]["error_code"] == "PERMISSION_DENIED"
+    assert (workspace / "kept.txt").exists()
+
+
+def test_the_heartbeat_keeps_the_console_live_until_the_server_stops(tb: Toolbox) -> None:
+    with serve_console(tb):
+        deadline = time.monotonic() + 10
+        while not tb.pending.console_live():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    assert not tb.pending.console_live()  # console_gone, not 10 s of staleness
