@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 
 NODE_DEPS := tests/interop/node_modules/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean browser-deps
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,19 @@ $(NODE_DEPS): tests/interop/package.json tests/interop/package-lock.json
 	cd tests/interop && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: lint $(NODE_DEPS)
+# The web console's browser tests drive Debian's chromium through Playwright (which
+# cannot download a browser of its own here). Installed when missing, if we may.
+CHROMIUM := /usr/bin/chromium
+browser-deps: $(CHROMIUM)
+$(CHROMIUM):
+	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "no $(CHROMIUM) and no apt-get as root to install it: the browser tests" \
+			"(tests/transports/test_console_browser.py) will skip"; \
+	fi
+
+test: lint $(NODE_DEPS) browser-deps
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
