@@ -421,8 +421,18 @@
 
   // ------------------------------------------------------------------ calls
 
+  // An audit row of tool "answer" is a person's answer to a call's question or
+  // approval (the call's id, the door it came through): said in words, not as args.
+  function answerSummary(args) {
+    const a = args && typeof args === "object" ? args : {};
+    const said = a.answer ?? [...(a.choices || []), ...(a.text ? [a.text] : [])].join(" · ");
+    const about = a.subject ?? a.question ?? a.permission ?? "";
+    return visible(`${said || "no answer"} · ${a.for_tool || "?"} ${about}`.trim());
+  }
+
   function callRow(call) {
     const ok = call.outcome === "success";
+    const isAnswer = call.tool === "answer";
     const search = [call.tool, call.outcome, ok ? "ok" : "failed", call.error_code || "", call.user_id, call.transport]
       .join(" ")
       .toLowerCase();
@@ -434,7 +444,7 @@
     }
     const row = el(
       "li",
-      { class: `call ${ok ? "ok" : "err"}`, "data-search": search, "data-id": call.id },
+      { class: `call ${ok ? "ok" : "err"}${isAnswer ? " answer" : ""}`, "data-search": search, "data-id": call.id },
       el(
         "details",
         {},
@@ -444,8 +454,14 @@
           el("span", { class: "outcome", title: ok ? "success" : "error" }, el("span", { class: "visually-hidden" }, ok ? "success" : "error")),
           el("span", { class: "tool" }, visible(call.tool)),
           ok ? null : el("span", { class: "code" }, visible(call.error_code || "error")),
-          el("span", { class: "args" }, argsSummary(call.args)),
-          el("span", { class: "meta" }, el("span", { class: "dur" }, duration(call.duration_ms)), timeEl(call.ts)),
+          el("span", { class: "args" }, isAnswer ? answerSummary(call.args) : argsSummary(call.args)),
+          el(
+            "span",
+            { class: "meta" },
+            call.transport ? el("span", { class: "via", title: "came through" }, visible(call.transport)) : null,
+            el("span", { class: "dur" }, duration(call.duration_ms)),
+            timeEl(call.ts),
+          ),
         ),
         el(
           "div",
