@@ -309,6 +309,28 @@ def test_process_tools_shapes(shell: Toolbox) -> None:
     assert again["killed"] is False and "ended_at" in again
 
 
+def test_skill_shapes(
+    shell: Toolbox, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no real skills
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / "config"))
+    folder = workspace / ".claude" / "skills" / "deploy"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship.\n---\nSteps.\n")
+    (folder / "run.sh").write_text("echo\n")
+    (workspace / ".skills" / "broken").mkdir(parents=True)
+    (workspace / ".skills" / "broken" / "SKILL.md").write_text("---\nname: x\n")
+    listed = structured(shell, "skill", {})
+    assert [s["name"] for s in listed["skills"]] == ["deploy"] and listed["errors"]
+    loaded = structured(shell, "skill", {"skill": "deploy"})
+    assert loaded["files"] == ["run.sh"] and loaded["content"] == "Steps."
+    home = tmp_path / "home" / ".claude" / "skills" / "mine"
+    home.mkdir(parents=True)
+    (home / "SKILL.md").write_text("Mine.\n")
+    (home / "ref.md").write_text("r\n")
+    assert "note" in structured(shell, "skill", {"skill": "mine"})
+
+
 # --------------------------------------------------------------------------- cut outputs
 
 

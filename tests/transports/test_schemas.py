@@ -74,6 +74,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         ]
     },
     "todo_read": {},
+    "skill": {"skill": ""},
     # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
     "batch": {
         "tool_calls": [

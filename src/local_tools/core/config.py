@@ -72,6 +72,7 @@ KNOWN_PERMISSIONS = (
     "execute:command",
     "network:outbound",
     "external:file",
+    "skill",  # the subject is the skill's name
 )
 
 _PERMISSION_RE = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+")
@@ -99,7 +100,7 @@ class ConfigError(ValueError):
 
 
 def _check_permission_name(name: str) -> str:
-    if not _PERMISSION_RE.fullmatch(name):
+    if name not in KNOWN_PERMISSIONS and not _PERMISSION_RE.fullmatch(name):
         raise ValueError("a permission looks like 'verb:object', e.g. 'read:file'")
     if name not in KNOWN_PERMISSIONS:
         close = difflib.get_close_matches(name, KNOWN_PERMISSIONS, n=1, cutoff=0.75)
@@ -431,10 +432,10 @@ writable_roots = []           # more allowed roots, writable
 # a trailing " *" is optional ("ls *" also matches bare "ls"). The last matching
 # rule wins, and these rules come after the built-in defaults:
 #   read:file = allow (but .env-style files ask), write:file = allow (.git/ asks),
-#   delete:file = ask, network:outbound = ask,
+#   delete:file = ask, network:outbound = ask, skill = allow,
 #   execute:command = ask, except read-only commands (ls, cat, git status, rg, ...).
 # Subjects: the workspace-relative path for *:file, each simple command for
-# execute:command, the host for network:outbound.
+# execute:command, the host for network:outbound, the skill's name for skill.
 #
 # "delete:file" = { "build/*" = "allow" }
 # "execute:command" = { "git status*" = "allow", "pytest *" = "allow", "rm -rf *" = "deny" }

@@ -52,6 +52,9 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
     # A command argument naming a path outside the workspace (exec_cmd): the subject is
     # the absolute path, so `{ "/opt/data/*" = "allow" }` lets commands read there.
     "external:file": {"*": "ask"},
+    # Loading a skill reads instructions the user or the project wrote down, from the
+    # skills folders only: no more than a read, and the model is meant to use them.
+    "skill": {"*": "allow"},
     "execute:command": {
         "*": "ask",
         **_READ_ONLY,

@@ -28,6 +28,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
+    from local_tools.tools.skill import skill
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
     from local_tools.tools.write_file import write_file
@@ -54,6 +55,7 @@ def builtin_tools() -> list[Tool]:
         question,
         todo_write,
         todo_read,
+        skill,
         batch,
         invalid,
     ]
