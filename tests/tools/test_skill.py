@@ -452,3 +452,20 @@ def test_config_accepts_the_skill_permission(workspace: Path) -> None:
     assert config.permissions == {"skill": {"deploy": "ask"}}
     with pytest.raises(ConfigError, match="verb:object"):
         load_config({"permissions": {"skills": "allow"}}, workspace)
+
+
+# -- the README -----------------------------------------------------------------------
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def test_readme_example_skill_loads(tb: Toolbox, workspace: Path, home: Path) -> None:
+    section = README.read_text(encoding="utf-8").split("### Skills", 1)[1]
+    example = section.split("```markdown\n", 1)[1].split("\n```", 1)[0] + "\n"
+    folder = workspace / ".claude/skills/release"
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(example, encoding="utf-8")
+    (folder / "scripts" / "check.sh").write_text("true\n")
+    out = ok(tb.run("skill", {"skill": "Release"}))
+    assert out["name"] == "release" and out["description"].startswith("Cut a release")
+    assert out["content"].startswith("# Releasing") and out["files"] == ["scripts/check.sh"]
