@@ -267,11 +267,17 @@ def test_state_has_the_workspace_pending_history_and_only_this_workspaces_calls(
     assert state["calls"][1]["user_id"] == "alice"
 
 
-def test_long_arguments_are_cut_for_the_page(console: Console) -> None:
+def test_long_arguments_are_cut_for_the_page_but_never_what_the_person_answers(
+    console: Console,
+) -> None:
     ok(console.tb.run("write_file", {"path": "big.txt", "content": "x" * 3000}))
     (call,) = console.state()["calls"]
     content = call["args"]["content"]
     assert len(content) < 500 and content.endswith("[3000 chars]")
+    command = "python3 - <<'EOF'\n" + "print('step')\n" * 300 + "EOF"
+    _permission(console.tb, command)
+    (request,) = console.state()["pending"]
+    assert request["payload"]["subject"] == command
 
 
 # --------------------------------------------------------------------------- events

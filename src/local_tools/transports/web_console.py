@@ -288,9 +288,8 @@ class _Feed:
 
 
 def _item_json(item: PendingItem) -> dict[str, Any]:
-    data = item.to_json()
-    data["payload"] = _clip(data["payload"]) if item.kind != "permission" else data["payload"]
-    return data
+    # Never cut: the person must see the whole command or question they answer.
+    return item.to_json()
 
 
 def _event(name: str, data: Any) -> str:
