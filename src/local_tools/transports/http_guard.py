@@ -130,7 +130,8 @@ class Guard:
             if message["type"] == "http.response.start":
                 started = True
                 headers = list(message.get("headers") or [])
-                headers.extend(_SECURITY_HEADERS)
+                present = {name.lower() for name, _ in headers}
+                headers.extend(h for h in _SECURITY_HEADERS if h[0] not in present)
                 headers.append((b"vary", b"Origin"))
                 if cors is not None:
                     headers.append((b"access-control-allow-origin", cors.encode("latin-1")))

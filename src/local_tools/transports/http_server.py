@@ -16,7 +16,7 @@ Routes (all JSON unless said otherwise):
 | `GET /files?q=` | `{files: [...]}`: workspace files for `@` mentions |
 | `POST /v1/tools/{name}` (body: the args) | the envelope, as `Toolbox.arun` returns it |
 | `GET /openapi.json` | OpenAPI 3.1 of the native routes |
-| `GET /` | the web console (`console.py`) |
+| `GET /` | the web console (`web_console.py`) |
 
 Thin: the guard (`http_guard.py`) decides who may call and bounds the body; the runner
 validates, authorizes, bounds and audits every call (user "default", transport
@@ -27,6 +27,7 @@ and words the prompt. Does not import the MCP SDK.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -46,8 +47,8 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from local_tools.security.server_token import server_token, token_ok
+from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
-from local_tools.transports.console import console_routes
 from local_tools.transports.file_index import FileIndex
 from local_tools.transports.http_guard import CONSOLE_COOKIE, Guard
 from local_tools.transports.openlink import (
@@ -56,6 +57,7 @@ from local_tools.transports.openlink import (
     prompt_text,
     tools_listing,
 )
+from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
 __all__ = ["DEFAULT_PORT", "USER_ID", "ServerState", "build_app", "serve"]
 
@@ -109,8 +111,8 @@ def _display_host(host: str) -> str:
 
 
 def _skills(tb: Toolbox) -> list[dict[str, Any]]:
-    """The workspace's skills as `{name, description}` (the skills loader will fill it)."""
-    return []
+    """The workspace's skills as `{name, description}` (the `skill` tool's loader)."""
+    return list_skills(tb.workspace)
 
 
 # -- the routes ------------------------------------------------------------------------
@@ -358,13 +360,17 @@ def build_app(state: ServerState) -> Guard:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # List the files in the background now, so the first `@` search is quick.
         threading.Thread(target=state.files().search, args=("", 1), daemon=True).start()
+        beat = asyncio.create_task(console_heartbeat(state.toolbox, state.url))
         try:
             yield
         finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
             await anyio.to_thread.run_sync(state.close)
 
     app = Starlette(
-        routes=[*_routes(state), *console_routes(state)],
+        routes=[*_routes(state), *console_routes(state.toolbox)],
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
         lifespan=lifespan,
     )
@@ -428,6 +434,14 @@ def serve(
         limit_concurrency=200,
         timeout_graceful_shutdown=5,
     )
+
+    class _Server(uvicorn.Server):
+        # uvicorn waits for open responses before the lifespan's shutdown, and a console's
+        # event stream never ends by itself: end the streams as soon as shutdown starts.
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            close_console(tb)
+            super().handle_exit(sig, frame)
+
     _stderr_logging()
     print(
         f"local-tools serve http: workspace {tb.workspace}\n"
@@ -440,7 +454,7 @@ def serve(
     if _display_host(bind_host) != LOOPBACK_DISPLAY:
         log.warning("bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host)
     try:
-        uvicorn.Server(uv_config).run(sockets=[sock])
+        _Server(uv_config).run(sockets=[sock])
     finally:
         sock.close()
 

@@ -244,6 +244,11 @@ class _Feed:
     def unsubscribe(self, queue: asyncio.Queue[str | None]) -> None:
         self._streams.discard(queue)
 
+    @property
+    def watched(self) -> bool:
+        """Whether a console page is open (an event stream is connected)."""
+        return bool(self._streams)
+
     def close(self) -> None:
         """End every event stream within a poll interval. Thread-safe, final."""
         self._closed.set()
@@ -450,19 +455,24 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def console_heartbeat(tb: Toolbox, url: str) -> None:
-    """Keep the console live for `tb`'s workspace while the server runs.
+    """Keep the console live for `tb`'s workspace while a console page is open.
 
-    Run it as a task for the server's lifetime: calls in any process then queue their
-    questions for this console. Cancelled, it says the console is gone (calls stop
-    queueing at once) and ends the event streams.
+    Run it as a task for the server's lifetime. While a page is open (an event stream
+    is connected), calls in any process queue their questions for it; with no page
+    open the beats stop and, once the last one is stale, calls are denied naming the
+    rule instead of waiting for a person who is not looking (a page reconnecting
+    within the stale window loses nothing). Cancelled, it says the console is gone
+    (calls stop queueing at once) and ends the event streams.
     """
     console_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    feed = _feed(tb)
     try:
         while True:
-            try:
-                await asyncio.to_thread(tb.pending.beat, console_id, url)
-            except sqlite3.Error as exc:  # locked for longer than the busy timeout
-                _log.warning("console: heartbeat failed: %s", exc)
+            if feed.watched:
+                try:
+                    await asyncio.to_thread(tb.pending.beat, console_id, url)
+                except sqlite3.Error as exc:  # locked for longer than the busy timeout
+                    _log.warning("console: heartbeat failed: %s", exc)
             await asyncio.sleep(BEAT_INTERVAL)
     finally:
         with contextlib.suppress(sqlite3.Error):
