@@ -52,7 +52,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/search.py
 	$(BIN)/python benchmarks/exec.py
 	$(BIN)/python benchmarks/mcp_server.py
-	$(BIN)/python benchmarks/http.py
+	$(BIN)/python benchmarks/http_exec.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules

@@ -35,13 +35,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from machine import describe
+
 HERE = Path(__file__).resolve().parent
-# Run as a script, this folder is sys.path[0], so a sibling named like a module the SDK
-# imports (benchmarks/http.py shadows `http`) breaks it: the folder goes last instead.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE] + [str(HERE)]
-
-from machine import describe  # noqa: E402 (needs the folder on sys.path)
-
 ROOT = HERE.parent
 REFERENCE = ROOT / "tests/interop/node_modules/.bin/mcp-server-filesystem"
 SMALL = "small.txt"

@@ -17,7 +17,7 @@ requests per second, p50 and p99 latency. Then `GET /files?q=` on a generated tr
 100,000 files (kept in /tmp between runs): the first query right after the server
 starts (cold: it waits for the listing), then p50/p99 of several queries.
 
-    python benchmarks/http.py [--rounds 5] [--requests 2000] [--files-tree DIR]
+    python benchmarks/http_exec.py [--rounds 5] [--requests 2000] [--files-tree DIR]
 """
 
 from __future__ import annotations
