@@ -28,6 +28,8 @@ from starlette.applications import Starlette
 
 from envelopes import ok
 from local_tools import Toolbox
+from local_tools.interact import pending as pending_queue
+from local_tools.transports import web_console
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
 
@@ -89,16 +91,6 @@ def serve_console(tb: Toolbox) -> Iterator[Console]:
         assert not thread.is_alive(), "the server did not stop: an event stream kept it"
 
 
-@pytest.fixture
-def console(tb: Toolbox) -> Iterator[Console]:
-    with serve_console(tb) as c:
-        deadline = time.monotonic() + 10
-        while not tb.pending.console_live():
-            assert time.monotonic() < deadline, "the heartbeat never beat"
-            time.sleep(0.02)
-        yield c
-
-
 class Events:
     """An SSE client in a thread, on a plain socket (closing it is a client gone away):
     parsed events land in a queue."""
@@ -153,6 +145,32 @@ class Events:
                 sock.shutdown(socket.SHUT_RDWR)
         self._conn.close()
         self._thread.join(5)
+
+
+def _wait_live(tb: Toolbox, live: bool = True, timeout: float = 10) -> float:
+    """Seconds until `console_live()` is `live`; fails after `timeout`."""
+    start = time.monotonic()
+    while tb.pending.console_live() is not live:
+        waited = time.monotonic() - start
+        assert waited < timeout, f"the console is {'not ' * live}live after {waited:.1f} s"
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@pytest.fixture
+def console(tb: Toolbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Console]:
+    """The console with a page open: the page's event stream stays connected for the
+    test, so the heartbeat beats and asks queue for the console."""
+    # The rule is the same at any pace; a beat every 0.1 s keeps the tests fast.
+    monkeypatch.setattr(web_console, "BEAT_INTERVAL", 0.1)
+    with serve_console(tb) as c:
+        page = Events(f"{c.url}/console/api/events")
+        try:
+            page.next("state", 5)
+            _wait_live(tb)
+            yield c
+        finally:
+            page.close()
 
 
 @pytest.fixture
@@ -341,15 +359,14 @@ def test_close_console_ends_every_stream(console: Console) -> None:
 
 
 def test_a_client_that_goes_away_leaves_no_stream_behind(console: Console) -> None:
-    from local_tools.transports import web_console
-
+    feed = web_console._FEEDS[console.tb]
+    before = len(feed._streams)  # the fixture's page
     stream = Events(f"{console.url}/console/api/events")
     stream.next("state", 5)
-    feed = web_console._FEEDS[console.tb]
-    assert len(feed._streams) == 1
+    assert len(feed._streams) == before + 1
     stream.close()
     deadline = time.monotonic() + 3
-    while feed._streams:
+    while len(feed._streams) > before:
         assert time.monotonic() < deadline, "the server kept the stream of a gone client"
         time.sleep(0.05)
 
@@ -444,10 +461,76 @@ def test_a_denial_through_the_console_refuses_the_call(console: Console, workspa
     assert (workspace / "kept.txt").exists()
 
 
-def test_the_heartbeat_keeps_the_console_live_until_the_server_stops(tb: Toolbox) -> None:
-    with serve_console(tb):
-        deadline = time.monotonic() + 10
-        while not tb.pending.console_live():
-            assert time.monotonic() < deadline
+def _denied_at_once(tb: Toolbox, workspace: Path) -> None:
+    """An ask with no page open: denied at once naming the rule, nothing queued."""
+    (workspace / "kept.txt").write_text("x")
+    start = time.monotonic()
+    result = tb.run("file_delete", {"path": "kept.txt"})
+    assert time.monotonic() - start < 1.0, "the call waited for a person who is not there"
+    assert result["error"]["error_code"] == "PERMISSION_DENIED"
+    assert result["error"]["details"]["rule"].startswith('[permissions] "delete:file"')
+    assert '"delete:file" = { "kept.txt" = "allow" }' in result["error"]["message"]
+    assert (workspace / "kept.txt").exists()
+    assert tb.pending.pending() == []
+
+
+def test_the_console_is_live_only_while_a_page_is_open(
+    tb: Toolbox, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A short stale window instead of 10 s; the heartbeat wakes every 0.1 s.
+    monkeypatch.setattr(pending_queue, "CONSOLE_STALE", 0.5)
+    monkeypatch.setattr(web_console, "BEAT_INTERVAL", 0.1)
+    with serve_console(tb) as c:
+        # The server runs, nobody has the page open: several beats go by, none counts.
+        time.sleep(0.6)
+        assert not tb.pending.console_live()
+        _denied_at_once(tb, workspace)
+        assert tb.pending.recent() == []  # nothing was ever queued
+
+        page = Events(f"{c.url}/console/api/events")
+        page.next("state", 5)
+        assert _wait_live(tb, timeout=5) < 1.0, "the console went live only after a while"
+        # Live now: an ask waits for the person instead of being denied.
+        result: dict[str, Any] = {}
+        call = threading.Thread(
+            target=lambda: result.update(tb.run("file_delete", {"path": "kept.txt"}))
+        )
+        call.start()
+        (request,) = _wait_pending(c)
+        assert c.answer(request["id"], {"decision": "deny"}).status_code == 200
+        call.join(10)
+        assert result["error"]["error_code"] == "PERMISSION_DENIED"
+
+        # The last page closes: the beats stop and the console goes stale.
+        page.close()
+        feed = web_console._FEEDS[tb]
+        deadline = time.monotonic() + 3
+        while feed.watched:
+            assert time.monotonic() < deadline, "the server kept the closed page's stream"
             time.sleep(0.02)
+        _wait_live(tb, live=False, timeout=5)
+        time.sleep(0.3)  # three more beat intervals: still nothing beats
+        assert not tb.pending.console_live()
+        _denied_at_once(tb, workspace)
+
+
+def test_the_heartbeat_keeps_the_console_live_until_the_server_stops(
+    tb: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pending_queue, "CONSOLE_STALE", 0.5)
+    monkeypatch.setattr(web_console, "BEAT_INTERVAL", 0.1)
+    with serve_console(tb) as c:
+        page = Events(f"{c.url}/console/api/events")
+        _wait_live(tb)
+        # Four stale windows with the page open: live throughout, so it beats on.
+        until = time.monotonic() + 2.0
+        while time.monotonic() < until:
+            assert tb.pending.console_live(), "the console went stale with a page open"
+            time.sleep(0.05)
+        # With the usual window, only console_gone can make it not live at once.
+        monkeypatch.setattr(pending_queue, "CONSOLE_STALE", 10.0)
+        assert tb.pending.console_live()
+    # The server stopped with the page still open: its stream ended, the console is gone.
+    assert page.ended.wait(2), "the page's stream outlived the server"
+    page.close()
     assert not tb.pending.console_live()  # console_gone, not 10 s of staleness
