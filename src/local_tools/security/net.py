@@ -1,0 +1,491 @@
+"""The one network client every tool that goes online uses: an SSRF guard on httpx.
+
+Where the check happens: in the connection itself. ``GuardedBackend`` is an httpcore
+network backend that resolves the host, refuses the connection unless every address
+is public (or named by ``[network] allow_private``), and connects to the address it
+checked — never to a name resolved again later. So every redirect hop, every pooled
+connection and DNS rebinding go through the same check; TLS still verifies the host
+name (httpcore passes the URL's host as ``server_hostname``).
+
+Around it, ``request``: http and https only, no proxy from the environment (one from
+config if set), at most ``MAX_REDIRECTS`` redirects followed by hand (so each new host
+is authorized before it is contacted, and credentials are dropped when the origin
+changes), the body read up to a byte cap (what is past it is left out and flagged),
+and one deadline for the whole exchange. httpx's errors become the project's here and
+nowhere else: ``NetworkError`` naming the cause (DNS, TLS, connect, read),
+``ToolTimeout``, ``PermissionDenied`` for a refused address, ``InvalidInput`` for a
+URL that is not http(s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import httpcore
+import httpx
+
+from local_tools.core.errors import (
+    InvalidInput,
+    NetworkError,
+    PermissionDenied,
+    ToolError,
+    ToolTimeout,
+)
+from local_tools.security.ip_ranges import IPAddress, blocked_reason
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "MAX_REDIRECTS",
+    "Guard",
+    "GuardedBackend",
+    "Resolver",
+    "WebResponse",
+    "default_user_agent",
+    "parse_url",
+    "request",
+    "url_host",
+]
+
+MAX_REDIRECTS = 5
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+_BLOCKED_NAMES = ("localhost", "localhost.", "localhost.localdomain")
+
+# (host, port) -> addresses, in the order to try them.
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+# Called with a host before the first connection to it (the permission check).
+HostCheck = Callable[[str], Awaitable[None]]
+
+
+def default_user_agent() -> str:
+    from local_tools import __version__
+
+    return f"local-tools/{__version__} (an LLM agent's web tool; +https://pypi.org/project/local-tools/)"
+
+
+async def _system_resolver(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+    )
+    seen: list[str] = []
+    for _family, _type, _proto, _name, sockaddr in infos:
+        address = str(sockaddr[0])
+        if address not in seen:
+            seen.append(address)
+    return seen
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What may be reached: public addresses, plus the hosts and networks in
+    ``allow_private`` (names compared case-insensitively, addresses by CIDR)."""
+
+    allow_private: Sequence[str] = ()
+    resolver: Resolver | None = None
+    _names: frozenset[str] = field(init=False, repr=False)
+    _networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(
+        init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        names: set[str] = set()
+        networks = []
+        for entry in self.allow_private:
+            try:
+                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+            except ValueError:
+                names.add(entry.strip().lower().rstrip("."))
+        object.__setattr__(self, "_names", frozenset(names))
+        object.__setattr__(self, "_networks", tuple(networks))
+
+    def with_allowed(self, *entries: str) -> Guard:
+        return Guard((*self.allow_private, *entries), self.resolver)
+
+    def host_allowed(self, host: str) -> bool:
+        return host.lower().rstrip(".") in self._names
+
+    def refusal(self, host: str, address: IPAddress) -> str | None:
+        """Why `address` (of `host`) may not be contacted, or None."""
+        if self.host_allowed(host) or any(
+            address.version == net.version and address in net for net in self._networks
+        ):
+            return None
+        return blocked_reason(address)
+
+    async def addresses(self, host: str, port: int, timeout: float | None = None) -> list[str]:
+        """The checked addresses of `host`; PermissionDenied when any of them is refused
+        (a name that answers with a public and a private address is a rebinding trick),
+        NetworkError when the name does not resolve."""
+        bare = host.strip("[]")
+        literal = _ip(bare)
+        if literal is not None:
+            found = [bare]
+        else:
+            if bare.lower() in _BLOCKED_NAMES and not self.host_allowed(bare):
+                raise _refused(host, "127.0.0.1", "loopback (this machine)")
+            resolve = self.resolver or _system_resolver
+            try:
+                found = list(await asyncio.wait_for(resolve(bare, port), timeout))
+            except (asyncio.TimeoutError, TimeoutError):
+                raise ToolTimeout(
+                    f"DNS lookup of {host} did not answer within {timeout:g} s."
+                ) from None
+            except (socket.gaierror, UnicodeError) as exc:
+                raise NetworkError(
+                    f"DNS lookup failed for {host}: {_strerror(exc)}. Check the host name.",
+                    details={"cause": "dns", "host": host},
+                ) from None
+            if not found:
+                raise NetworkError(
+                    f"DNS lookup of {host} returned no address.",
+                    details={"cause": "dns", "host": host},
+                )
+        for text in found:
+            address = _ip(text)
+            if address is None:
+                raise NetworkError(f"DNS lookup of {host} returned {text!r}, not an address.")
+            why = self.refusal(bare, address)
+            if why is not None:
+                raise _refused(host, text, why)
+        return found
+
+
+def _ip(text: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _refused(host: str, address: str, why: str) -> PermissionDenied:
+    shown = host if host == address else f"{host} ({address})"
+    return PermissionDenied(
+        f"Refused to connect to {shown}: {why}. Web tools reach public addresses only. "
+        "If the user wants this host reachable, they add it to [network] "
+        f'allow_private = ["{host}"] in local-tools.toml.',
+        details={"host": host, "address": address, "reason": why, "cause": "private_address"},
+    )
+
+
+def _strerror(exc: BaseException) -> str:
+    return (getattr(exc, "strerror", None) or str(exc) or type(exc).__name__).rstrip(".")
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """Resolve, check, then connect to the checked address (httpcore passes the URL's
+    host on for TLS, so certificates are still verified against the name)."""
+
+    def __init__(self, guard: Guard) -> None:
+        self._guard = guard
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await self._guard.addresses(host, port, timeout)
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address,
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        raise PermissionDenied("Web tools do not connect to Unix sockets.")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport on a pool whose connections all go through the guard. With a
+    configured proxy the proxy makes the connection, so the target is checked here,
+    before each request, instead."""
+
+    def __init__(self, guard: Guard, proxy: str | None) -> None:
+        super().__init__(verify=_ssl_context(), trust_env=False, proxy=proxy or None)
+        self._guard = guard
+        self._proxied = bool(proxy)
+        if not proxy:
+            self._pool = httpcore.AsyncConnectionPool(
+                ssl_context=_ssl_context(),
+                max_connections=10,
+                max_keepalive_connections=5,
+                network_backend=GuardedBackend(guard),
+            )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._proxied:
+            await self._guard.addresses(request.url.host, request.url.port or 443)
+        return await super().handle_async_request(request)
+
+
+@lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    # Built once: loading the CA bundle costs ~10 ms, more than a loopback request.
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def parse_url(url: str) -> httpx.URL:
+    """The URL as httpx will use it; InvalidInput unless it is an absolute http(s) URL."""
+    try:
+        parsed = httpx.URL(url.strip())
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise InvalidInput(f"Not a valid URL: {url!r} ({exc}).") from None
+    if parsed.scheme not in ("http", "https"):
+        what = f"'{parsed.scheme}:' URLs" if parsed.scheme else "URLs without http:// or https://"
+        raise InvalidInput(f"Web tools fetch http and https URLs only, not {what}: {url!r}.")
+    if not parsed.host:
+        raise InvalidInput(f"The URL has no host: {url!r}.")
+    return parsed
+
+
+def url_host(url: str) -> str:
+    """The host a URL reaches, as the permission rules see it (userinfo left out, so
+    ``http://good.com@127.0.0.1/`` is 127.0.0.1); the text itself when unparsable."""
+    try:
+        return httpx.URL(url.strip()).host or url
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return url
+
+
+@dataclass
+class WebResponse:
+    url: str  # the final URL, after redirects
+    status_code: int
+    reason: str
+    headers: httpx.Headers
+    content: bytes
+    truncated: bool  # the body went past max_bytes and was cut there
+    redirects: list[str]
+    elapsed_ms: float
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+async def request(
+    method: str,
+    url: str,
+    *,
+    guard: Guard,
+    headers: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+    timeout: float = 30.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    user_agent: str | None = None,
+    proxy: str | None = None,
+    check_host: HostCheck | None = None,
+    checked_hosts: Iterable[str] = (),
+    max_redirects: int = MAX_REDIRECTS,
+) -> WebResponse:
+    """One HTTP exchange through the guard, redirects followed, under one deadline.
+
+    ``check_host`` is awaited with each host not in ``checked_hosts`` before it is
+    contacted (the caller's permission check for redirect targets).
+    """
+    target = parse_url(url)
+    started = time.perf_counter()
+    try:
+        return await asyncio.wait_for(
+            _exchange(
+                method.upper(),
+                target,
+                guard=guard,
+                headers=dict(headers or {}),
+                content=content,
+                timeout=timeout,
+                max_bytes=max_bytes,
+                user_agent=user_agent or default_user_agent(),
+                proxy=proxy,
+                check_host=check_host,
+                checked={h.lower() for h in checked_hosts},
+                max_redirects=max_redirects,
+                started=started,
+            ),
+            timeout,
+        )
+    except (asyncio.TimeoutError, TimeoutError):
+        raise _timed_out(target, timeout) from None
+
+
+def _timed_out(url: httpx.URL, timeout: float) -> ToolTimeout:
+    return ToolTimeout(
+        f"{url.host} did not answer completely within {timeout:g} s. The server may be "
+        "slow or down: retry later, or with a larger timeout.",
+        details={"host": url.host, "timeout": timeout},
+    )
+
+
+async def _exchange(
+    method: str,
+    url: httpx.URL,
+    *,
+    guard: Guard,
+    headers: dict[str, str],
+    content: bytes | None,
+    timeout: float,
+    max_bytes: int,
+    user_agent: str,
+    proxy: str | None,
+    check_host: HostCheck | None,
+    checked: set[str],
+    max_redirects: int,
+    started: float,
+) -> WebResponse:
+    if not any(k.lower() == "user-agent" for k in headers):
+        headers["User-Agent"] = user_agent
+    redirects: list[str] = []
+    async with httpx.AsyncClient(
+        transport=_GuardedTransport(guard, proxy),
+        timeout=httpx.Timeout(timeout),
+        follow_redirects=False,
+        trust_env=False,
+    ) as client:
+        while True:
+            host = url.host.lower()
+            if check_host is not None and host not in checked:
+                await check_host(url.host)
+                checked.add(host)
+            req = client.build_request(method, url, headers=headers, content=content)
+            try:
+                response = await client.send(req, stream=True)
+            except httpx.HTTPError as exc:
+                raise _network_error(exc, url, timeout) from None
+            try:
+                location = response.headers.get("location")
+                if response.status_code in _REDIRECTS and location:
+                    if len(redirects) >= max_redirects:
+                        raise NetworkError(
+                            f"Too many redirects (more than {max_redirects}), last from "
+                            f"{url} to {location}.",
+                            details={"cause": "redirects", "redirects": redirects},
+                        )
+                    next_url = _redirect_target(url, location)
+                    # Read the (small) redirect body, so the connection can be reused.
+                    await _read_capped(response, 64 * 1024, url, timeout)
+                    redirects.append(str(next_url))
+                    if response.status_code == 303 or (
+                        response.status_code in (301, 302) and method == "POST"
+                    ):
+                        method, content = ("HEAD" if method == "HEAD" else "GET"), None
+                        headers = {
+                            k: v
+                            for k, v in headers.items()
+                            if k.lower() not in ("content-type", "content-length")
+                        }
+                    if _origin(next_url) != _origin(url):
+                        headers = {
+                            k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS
+                        }
+                    url = next_url
+                    continue
+                body, truncated = await _read_capped(response, max_bytes, url, timeout)
+                return WebResponse(
+                    url=str(url),
+                    status_code=response.status_code,
+                    reason=response.reason_phrase,
+                    headers=response.headers,
+                    content=body,
+                    truncated=truncated,
+                    redirects=redirects,
+                    elapsed_ms=(time.perf_counter() - started) * 1000,
+                )
+            finally:
+                await response.aclose()
+
+
+def _redirect_target(url: httpx.URL, location: str) -> httpx.URL:
+    try:
+        target = url.join(location)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise NetworkError(f"{url} redirected to an invalid URL {location!r} ({exc}).") from None
+    if target.scheme not in ("http", "https"):
+        raise NetworkError(
+            f"{url} redirected to {location!r}; only http and https redirects are followed.",
+            details={"cause": "redirects"},
+        )
+    if url.fragment and not target.fragment:
+        target = target.copy_with(fragment=url.fragment)
+    return target
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host.lower(), url.port
+
+
+async def _read_capped(
+    response: httpx.Response, max_bytes: int, url: httpx.URL, timeout: float
+) -> tuple[bytes, bool]:
+    """The body up to `max_bytes` (decoded), and whether anything was left out."""
+    chunks: list[bytes] = []
+    size = 0
+    stream = response.aiter_bytes()
+    try:
+        async for chunk in stream:
+            if size + len(chunk) > max_bytes:
+                chunks.append(chunk[: max_bytes - size])
+                return b"".join(chunks), True
+            chunks.append(chunk)
+            size += len(chunk)
+    except httpx.HTTPError as exc:
+        raise _network_error(exc, url, timeout) from None
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]
+    return b"".join(chunks), False
+
+
+def _network_error(exc: httpx.HTTPError, url: httpx.URL, timeout: float) -> ToolError:
+    host = url.host
+    if isinstance(exc, httpx.TimeoutException):
+        return _timed_out(url, timeout)
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and not isinstance(cause, (ssl.SSLError, OSError)):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, ssl.SSLError) or "CERTIFICATE" in str(exc) or "SSL" in str(exc):
+        return NetworkError(
+            f"TLS handshake with {host} failed: {exc}. The site's certificate is not valid "
+            "for this name or not trusted; do not retry with another scheme unless the user "
+            "says so.",
+            details={"cause": "tls", "host": host},
+        )
+    if isinstance(exc, httpx.ConnectError):
+        return NetworkError(
+            f"Could not connect to {host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+            f" ({_strerror(cause or exc)}). The server may be down or the port wrong.",
+            details={"cause": "connect", "host": host},
+        )
+    what = "The connection broke" if isinstance(exc, httpx.ReadError) else "The exchange failed"
+    return NetworkError(
+        f"{what} while talking to {host}: {type(exc).__name__}: {exc or 'no detail'}. "
+        "Retry; if it persists the server is misbehaving.",
+        details={"cause": "read", "host": host},
+    )
