@@ -1,19 +1,32 @@
-"""The web console in a real browser: Debian's chromium driven by Playwright.
+"""The web console in a real browser: Debian's chromium driven by Playwright, against
+the real server.
 
-Calls wait on the pending queue in background threads, as calls from an MCP client or
-a web chat would; the person answers by clicking in the page. Playwright's own
-browser download is never used (it cannot download here): `make test` installs
-chromium with apt-get, and without it (or without the playwright package) this module
-is skipped, saying which is missing.
+Each test starts `python -m local_tools serve http --workspace ... --port 0` as a person
+would, and opens the URL it prints (`/auth?token=...`, which sets the console cookie and
+redirects to the page) in the browser. The calls are made in this process by a second
+Toolbox on the same workspace and state dir, in background threads, as calls from an
+MCP client or a web chat would: they wait on the pending queue the two processes share
+through SQLite, and the person answers by clicking in the page. The console counts as
+running only while its page is open, so every test waits for `console_live()` after
+the page loaded. Playwright's own browser download is never used (it cannot download
+here): `make test` installs chromium with apt-get, and without it (or without the
+playwright package) this module is skipped, saying which is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +49,15 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 
-import uvicorn  # noqa: E402
-from starlette.applications import Starlette  # noqa: E402
-
 from envelopes import ok  # noqa: E402
 from local_tools import Toolbox  # noqa: E402
 from local_tools.interact.base import QuestionAnswer, QuestionRequest  # noqa: E402
 from local_tools.interact.queue_asker import QueueAsker  # noqa: E402
-from local_tools.transports.web_console import (  # noqa: E402
-    close_console,
-    console_heartbeat,
-    console_routes,
-)
+from local_tools.transports.http_guard import CONSOLE_COOKIE  # noqa: E402
 
 TIMEOUT_MS = 10_000
+# The server beats every 2 s while a page is open: live within one beat, with room.
+LIVE_TIMEOUT = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -60,47 +68,107 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
-@contextlib.contextmanager
-def _serve(tb: Toolbox) -> Iterator[str]:
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        beat = asyncio.create_task(console_heartbeat(tb, "http://127.0.0.1/"))
-        yield
-        beat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beat
+@dataclass
+class Server:
+    url: str  # http://127.0.0.1:PORT
+    auth_url: str  # the URL `serve http` prints, with the token
 
-    app = Starlette(routes=console_routes(tb), lifespan=lifespan)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not (server.started and tb.pending.console_live()):
-        assert thread.is_alive() and time.monotonic() < deadline, "the console did not start"
-        time.sleep(0.02)
+
+@contextlib.contextmanager
+def _serve(tb: Toolbox) -> Iterator[Server]:
+    """`local-tools serve http` for `tb`'s workspace and state dir, in its own process;
+    stopped with SIGINT (Ctrl-C) on exit, which must end it cleanly."""
+    env = {**os.environ, "LOCAL_TOOLS_STATE_DIR": str(tb.state_dir)}
+    env.pop("LOCAL_TOOLS_TOKEN", None)
+    env.pop("LOCAL_TOOLS_CONFIG", None)
+    args = ["serve", "http", "--workspace", str(tb.workspace), "--port", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "local_tools", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    stderr: list[str] = []
+
+    def pump(stream: Any, sink: Callable[[str], None], end: bool) -> None:
+        for line in stream:
+            sink(line)
+        if end:
+            lines.put(None)
+
+    pumps = [
+        threading.Thread(target=pump, args=(proc.stdout, lines.put, True), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, stderr.append, False), daemon=True),
+    ]
+    for t in pumps:
+        t.start()
     try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/"
+        deadline = time.monotonic() + 30
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            assert line is not None, "the server exited: " + "".join(stderr)
+            found = re.search(r"(http://127\.0\.0\.1:\d+)/auth\?token=[0-9a-f]+", line)
+            if found:
+                break
+        yield Server(found.group(1), found.group(0))
     finally:
         for item in tb.pending.pending():  # a failed test leaves no call waiting
             tb.pending.withdraw(item.id, "cancelled")
-        close_console(tb)
-        server.should_exit = True
-        thread.join(10)
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError("the server did not stop on SIGINT") from None
+        finally:
+            for t in pumps:
+                t.join(timeout=5)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+    assert proc.returncode == 0, "".join(stderr)
+    assert "Traceback" not in "".join(stderr), "".join(stderr)
+
+
+def _wait_live(tb: Toolbox) -> None:
+    deadline = time.monotonic() + LIVE_TIMEOUT
+    while not tb.pending.console_live():
+        assert time.monotonic() < deadline, "the open page did not make the console live"
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _console(browser: Browser, tb: Toolbox, width: int = 1100, height: int = 900) -> Iterator[Page]:
+    """The server, and its console open in a fresh browser context through the printed
+    URL; waits until the open page makes the console live."""
+    with _serve(tb) as server:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        errors: list[str] = []
+        try:
+            page = context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.goto(server.auth_url)
+            # The token left the address bar for an HttpOnly, same-site-only cookie.
+            expect(page).to_have_url(f"{server.url}/")
+            expect(page.locator("#conn")).to_have_attribute(
+                "data-state", "live", timeout=TIMEOUT_MS
+            )
+            _wait_live(tb)
+            yield page
+        finally:
+            context.close()
+        assert errors == [], errors  # no script error, no CSP violation
 
 
 @pytest.fixture
 def page(browser: Browser, tb: Toolbox) -> Iterator[Page]:
-    with _serve(tb) as url:
-        context = browser.new_context(viewport={"width": 1100, "height": 900})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(url)
-        expect(page.locator("#conn")).to_have_attribute("data-state", "live", timeout=TIMEOUT_MS)
+    with _console(browser, tb) as page:
         yield page
-        context.close()
-        assert errors == [], errors  # no script error, no CSP violation
 
 
 class Background:
@@ -134,6 +202,9 @@ def _ask(tb: Toolbox, request: QuestionRequest) -> Background:
 def test_a_delete_waiting_for_approval_is_allowed_by_a_click(
     page: Page, tb: Toolbox, workspace: Path
 ) -> None:
+    (cookie,) = page.context.cookies()
+    assert cookie["name"] == CONSOLE_COOKIE
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     (workspace / "doomed.txt").write_text("x")
     call = Background(lambda: tb.run("file_delete", {"path": "doomed.txt"}, transport="mcp"))
     card = page.locator(".card.permission")
@@ -254,10 +325,7 @@ def test_the_call_log_updates_live_and_filters(page: Page, tb: Toolbox, workspac
 
 def test_the_page_fits_a_phone(browser: Browser, tb: Toolbox, workspace: Path) -> None:
     (workspace / "doomed.txt").write_text("x")
-    with _serve(tb) as url:
-        context = browser.new_context(viewport={"width": 380, "height": 800})
-        page = context.new_page()
-        page.goto(url)
+    with _console(browser, tb, width=380, height=800) as page:
         call = Background(lambda: tb.run("file_delete", {"path": "doomed.txt"}))
         card = page.locator(".card.permission")
         expect(card).to_be_visible(timeout=TIMEOUT_MS)
@@ -268,4 +336,3 @@ def test_the_page_fits_a_phone(browser: Browser, tb: Toolbox, workspace: Path) -
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 380
         card.get_by_role("button", name="Deny").click()
         assert call.join()["error"]["error_code"] == "PERMISSION_DENIED"
-        context.close()
