@@ -195,6 +195,9 @@ class _Feed:
         self.tb = tb
         self.calls = _CallLog(tb)
         self._streams: set[asyncio.Queue[str | None]] = set()
+        # Set when a page connects, so the heartbeat beats at once rather than within
+        # its interval (an ask in between would be denied).
+        self.opened: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._start_lock: asyncio.Lock | None = None
         # Set from any thread (a signal handler, the heartbeat's end): streams end.
@@ -239,6 +242,8 @@ class _Feed:
                 self._task = asyncio.create_task(self._run(), name="local-tools console feed")
             else:
                 self._streams.add(queue)
+        if self.opened is not None:
+            self.opened.set()
         return queue
 
     def unsubscribe(self, queue: asyncio.Queue[str | None]) -> None:
@@ -466,6 +471,7 @@ async def console_heartbeat(tb: Toolbox, url: str) -> None:
     """
     console_id = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     feed = _feed(tb)
+    feed.opened = asyncio.Event()
     try:
         while True:
             if feed.watched:
@@ -473,7 +479,9 @@ async def console_heartbeat(tb: Toolbox, url: str) -> None:
                     await asyncio.to_thread(tb.pending.beat, console_id, url)
                 except sqlite3.Error as exc:  # locked for longer than the busy timeout
                     _log.warning("console: heartbeat failed: %s", exc)
-            await asyncio.sleep(BEAT_INTERVAL)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(feed.opened.wait(), BEAT_INTERVAL)
+            feed.opened.clear()
     finally:
         with contextlib.suppress(sqlite3.Error):
             tb.pending.console_gone(console_id)
