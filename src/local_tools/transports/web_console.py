@@ -7,13 +7,15 @@ requests through the queue. Routes (the HTTP server mounts them behind its guard
 
     GET  /                         the page (public: it carries no data)
     GET  /console/static/{file}    its CSS, JS and icon (public)
-    GET  /console/api/state        workspace, pending requests, history, recent calls
+    GET  /console/api/state        workspace, pending requests, history, recent calls,
+                                   the todo lists
     GET  /console/api/events       server-sent events: `state` on connect, then
-                                   `pending` and `calls` as they change
+                                   `pending`, `calls` and `todos` as they change
     POST /console/api/answer       {id, answer}: validated, stored with who answered
 
 One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
-at least one event stream is open, and fans the changes out to every stream.
+at least one event stream is open (and stats the todo file, reading it only when it
+was replaced), and fans the changes out to every stream.
 `console_heartbeat` keeps the console "live" so that calls queue their requests here
 instead of being denied; `close_console` ends the event streams (a server shutting
 down must call it, or wait for them: uvicorn waits for open responses).
@@ -39,6 +41,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from local_tools.interact.pending import PendingItem
+from local_tools.tools._todos import STATUSES, read_todos, todos_file
 
 if TYPE_CHECKING:
     from local_tools.toolbox import Toolbox
@@ -204,6 +207,8 @@ class _Feed:
         self._closed = threading.Event()
         self._version: tuple[int, float] | None = None
         self._last_call = 0
+        self._todos_path = todos_file(tb.state_dir, tb.workspace)
+        self._todos_seen: tuple[int, int, int] | None = None
 
     # -- what the page shows
 
@@ -216,12 +221,27 @@ class _Feed:
             "history": [_item_json(i) for i in history[:HISTORY]],
         }
 
+    def todos_state(self) -> list[dict[str, Any]]:
+        """Each user's todo list, in order, with its counts per status; users whose
+        list is empty are left out."""
+        lists = read_todos(self.tb.state_dir, self.tb.workspace)
+        return [
+            {
+                "user_id": user,
+                "todos": items,
+                "counts": {s: sum(t["status"] == s for t in items) for s in STATUSES},
+            }
+            for user, items in lists.items()
+            if items
+        ]
+
     def state(self) -> dict[str, Any]:
         return {
             "workspace": str(self.tb.workspace),
             "audit": self.tb.audit is not None,
             **self.pending_state(),
             "calls": self.calls.recent(),
+            "todos": self.todos_state(),
         }
 
     # -- streams
@@ -265,6 +285,16 @@ class _Feed:
     def _baseline(self) -> None:
         self._version = self.tb.pending.version()
         self._last_call = self.calls.last_id()
+        self._todos_seen = self._todos_stamp()
+
+    def _todos_stamp(self) -> tuple[int, int, int] | None:
+        """What changes when the todo file is replaced (writers rename a new file over
+        it): a stat per poll, the file itself is read only when this changes."""
+        try:
+            st = os.stat(self._todos_path)
+        except OSError:  # none yet
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     async def _run(self) -> None:
         try:
@@ -294,6 +324,11 @@ class _Feed:
         self._last_call, calls = self.calls.newer(self._last_call)
         if calls:
             messages.append(_event("calls", {"calls": calls}))
+        stamp = self._todos_stamp()
+        if stamp != self._todos_seen:
+            # Stamped before reading: a write in between is read now and sent again.
+            self._todos_seen = stamp
+            messages.append(_event("todos", {"todos": self.todos_state()}))
         return messages
 
 

@@ -1,4 +1,5 @@
-// The local-tools web console: what waits for the person on top, the call log below.
+// The local-tools web console: what waits for the person on top, then the plan (the
+// todo lists the tools keep), the call log below.
 //
 // Arguments, subjects, questions and options come from a model: every such text is
 // inserted as a text node (textContent / append(string)), never parsed as HTML, and
@@ -97,6 +98,7 @@
     source.addEventListener("state", (e) => applyState(JSON.parse(e.data)));
     source.addEventListener("pending", (e) => applyPending(JSON.parse(e.data)));
     source.addEventListener("calls", (e) => addCalls(JSON.parse(e.data).calls));
+    source.addEventListener("todos", (e) => renderTodos(JSON.parse(e.data).todos));
     source.addEventListener("error", () => {
       if (source.readyState === EventSource.CLOSED) {
         // Refused (not signed in) or gone: find out which, then try again later.
@@ -132,6 +134,7 @@
     callIds.clear();
     addCalls(state.calls || []);
     applyPending(state);
+    renderTodos(state.todos || []);
   }
 
   function applyPending(state) {
@@ -416,6 +419,74 @@
           el("span", { class: "meta" }, item.answered_by ? `${visible(item.answered_by)} · ` : "", timeEl(item.updated)),
         );
       }),
+    );
+  }
+
+  // ------------------------------------------------------------------ todos
+
+  // Status -> [mark, words]; the order is the one counts are shown in.
+  const TODO_STATUS = {
+    in_progress: ["◐", "in progress"],
+    pending: ["○", "pending"],
+    completed: ["✓", "done"],
+    cancelled: ["✗", "cancelled"],
+  };
+
+  function todoCounts(counts, cls) {
+    const parts = Object.entries(TODO_STATUS)
+      .filter(([status]) => counts[status])
+      .map(([status, [mark, words]]) =>
+        el(
+          "span",
+          { class: `todo-count ${status}`, title: `${counts[status]} ${words}` },
+          el("span", { "aria-hidden": "true" }, mark),
+          ` ${counts[status]}`,
+          el("span", { class: "visually-hidden" }, ` ${words}`),
+        ),
+      );
+    return el("span", { class: cls }, parts);
+  }
+
+  function todoItem(todo) {
+    const [mark, words] = TODO_STATUS[todo.status] || ["?", String(todo.status)];
+    // While an item is worked on, its "active form" says so (e.g. "Running the tests").
+    const doing = todo.status === "in_progress" && todo.active_form;
+    return el(
+      "li",
+      { class: `todo ${todo.status}`, "data-id": todo.id, "data-status": todo.status },
+      el("span", { class: "todo-mark", "aria-hidden": "true" }, mark),
+      el(
+        "span",
+        { class: "todo-text", title: doing ? visible(todo.content) : null },
+        el("span", { class: "visually-hidden" }, `${words}: `),
+        visible(doing ? todo.active_form : todo.content),
+      ),
+      todo.priority === "high" ? el("span", { class: "badge warn todo-prio" }, "high") : null,
+    );
+  }
+
+  function renderTodos(lists) {
+    lists = (lists || []).filter((l) => l.todos && l.todos.length);
+    const total = {};
+    for (const list of lists) {
+      for (const [status, n] of Object.entries(list.counts || {})) total[status] = (total[status] || 0) + n;
+    }
+    const items = lists.reduce((n, l) => n + l.todos.length, 0);
+    $("todo-panel").hidden = items === 0;
+    $("todo-count").textContent = items ? String(items) : "";
+    $("todo-counts").replaceChildren(todoCounts(total, "todo-tally"));
+    const several = lists.length > 1;
+    $("todo-lists").replaceChildren(
+      ...lists.map((list) =>
+        el(
+          "div",
+          { class: "todo-user" },
+          several
+            ? el("h3", { class: "todo-who" }, el("span", {}, visible(list.user_id)), todoCounts(list.counts || {}, "todo-tally"))
+            : null,
+          el("ol", { class: "todos", "aria-label": several ? `${visible(list.user_id)}'s todo list` : "todo list" }, list.todos.map(todoItem)),
+        ),
+      ),
     );
   }
 
