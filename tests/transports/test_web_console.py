@@ -371,6 +371,113 @@ def test_a_client_that_goes_away_leaves_no_stream_behind(console: Console) -> No
         time.sleep(0.05)
 
 
+# --------------------------------------------------------------------------- todos
+
+
+def _todo_lists(lists: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, str]]]:
+    return {
+        entry["user_id"]: [(t["content"], t["status"], t["priority"]) for t in entry["todos"]]
+        for entry in lists
+    }
+
+
+def test_state_has_each_users_todo_list_as_written(console: Console) -> None:
+    tb = console.tb
+    assert console.state()["todos"] == []  # nothing written yet
+    ok(
+        tb.run(
+            "todo_write",
+            {
+                "todos": [
+                    {"content": "Read the code", "status": "completed"},
+                    {"content": "Fix it", "status": "in_progress", "priority": "high",
+                     "activeForm": "Fixing it"},
+                    "Test it",
+                ]
+            },
+            user_id="alice",
+        )
+    )  # fmt: skip
+    ok(tb.run("todo_write", {"todos": ["Review"]}, user_id="bob"))
+    ok(tb.run("todo_write", {"todos": ["Gone soon"]}, user_id="carol"))
+    ok(tb.run("todo_write", {"todos": []}, user_id="carol"))  # cleared: not shown
+
+    todos = console.state()["todos"]
+    assert _todo_lists(todos) == {
+        "alice": [
+            ("Read the code", "completed", "medium"),
+            ("Fix it", "in_progress", "high"),
+            ("Test it", "pending", "medium"),
+        ],
+        "bob": [("Review", "pending", "medium")],
+    }
+    alice = todos[0]
+    assert [t["id"] for t in alice["todos"]] == ["1", "2", "3"]
+    assert alice["todos"][1]["active_form"] == "Fixing it"
+    assert alice["counts"] == {"pending": 1, "in_progress": 1, "completed": 1, "cancelled": 0}
+
+
+def test_a_todo_write_is_pushed_as_a_todos_event_and_nothing_else_rereads_the_file(
+    console: Console, events: Events, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = []
+    real_read = web_console.read_todos
+    monkeypatch.setattr(web_console, "read_todos", lambda *a: reads.append(1) or real_read(*a))
+    assert events.next("state", 5)["todos"] == []
+    start = time.monotonic()
+    ok(console.tb.run("todo_write", {"todos": ["Plan", "Build"]}))
+    todos = events.next("todos", 1.0)["todos"]
+    assert time.monotonic() - start < 1.0
+    assert _todo_lists(todos) == {
+        "default": [("Plan", "pending", "medium"), ("Build", "pending", "medium")]
+    }
+    ok(
+        console.tb.run(
+            "todo_write", {"todos": [{"id": "1", "content": "Plan", "status": "completed"}]}
+        )
+    )
+    todos = events.next("todos", 1.0)["todos"]
+    assert _todo_lists(todos) == {"default": [("Plan", "completed", "medium")]}
+
+    # Other changes (a call) do not re-read the todo file: it is stat'ed each poll.
+    reads.clear()
+    (workspace / "d.txt").write_text("d")
+    ok(console.tb.run("read_file", {"path": "d.txt"}))
+    while not any(c["tool"] == "read_file" for c in events.next("calls", 1.0)["calls"]):
+        pass  # the todo_write calls above may come first
+    time.sleep(5 * web_console.POLL_INTERVAL)
+    assert reads == []
+    assert events.events.empty()  # no todos event either
+
+    # Cleared: an event with no lists (the page hides its panel).
+    ok(console.tb.run("todo_write", {"todos": []}))
+    assert events.next("todos", 1.0)["todos"] == []
+
+
+def test_a_todo_write_from_another_process_is_pushed_too(
+    console: Console, events: Events, workspace: Path, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    events.next("state", 5)
+    items = [{"content": "From the CLI", "status": "in_progress", "priority": "high"}]
+    subprocess.run(
+        [sys.executable, "-m", "local_tools", "call", "todo_write", "--json",
+         json.dumps({"todos": items}), "--workspace", str(workspace), "--user", "cli-user"],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "LOCAL_TOOLS_STATE_DIR": str(tmp_path / "state")},
+        timeout=60,
+    )  # fmt: skip
+    start = time.monotonic()
+    todos = events.next("todos", 1.0)["todos"]
+    assert time.monotonic() - start < 1.0
+    assert _todo_lists(todos) == {"cli-user": [("From the CLI", "in_progress", "high")]}
+    assert _todo_lists(console.state()["todos"]) == _todo_lists(todos)
+
+
 # --------------------------------------------------------------------------- answers
 
 
