@@ -336,3 +336,58 @@ def test_the_page_fits_a_phone(browser: Browser, tb: Toolbox, workspace: Path) -
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 380
         card.get_by_role("button", name="Deny").click()
         assert call.join()["error"]["error_code"] == "PERMISSION_DENIED"
+
+
+def test_the_plan_shows_todo_writes_live(page: Page, tb: Toolbox) -> None:
+    panel = page.locator("#todo-panel")
+    expect(panel).to_be_hidden()  # no todos yet
+    todos = [
+        {"content": "Read the <b>code</b>", "status": "completed"},
+        {"content": "Fix the bug", "status": "in_progress", "priority": "high"},
+        {"content": "Write a test", "status": "pending"},
+        {"content": "Rewrite it all", "status": "cancelled", "priority": "low"},
+    ]
+    ok(tb.run("todo_write", {"todos": todos}))
+    items = panel.locator(".todo")
+    expect(items).to_have_count(4, timeout=TIMEOUT_MS)
+    expect(panel.locator(".todo-mark")).to_have_text(["✓", "◐", "○", "✗"])
+    expect(panel.locator(".todo-text")).to_have_text(
+        [
+            "done: Read the <b>code</b>",  # the status is read out, the tags shown as typed
+            "in progress: Fix the bug",
+            "pending: Write a test",
+            "cancelled: Rewrite it all",
+        ]
+    )
+    expect(panel.locator("b")).to_have_count(0)
+    expect(items.nth(1)).to_have_class(re.compile(r"\bin_progress\b"))
+    expect(items.nth(1).locator(".todo-prio")).to_have_text("high")
+    expect(panel.locator(".todo-prio")).to_have_count(1)  # low and medium say nothing
+    assert "line-through" in items.nth(0).locator(".todo-text").evaluate(
+        "e => getComputedStyle(e).textDecorationLine"
+    )
+    expect(page.locator("#todo-count")).to_have_text("4")
+    expect(page.locator("#todo-counts .todo-count")).to_have_text(
+        ["◐ 1 in progress", "○ 1 pending", "✓ 1 done", "✗ 1 cancelled"]
+    )
+    expect(panel.locator(".todo-who")).to_have_count(0)  # one user: not named
+
+    # An update re-renders: the fix is done, the test is under way.
+    todos[1]["status"], todos[2]["status"] = "completed", "in_progress"
+    ok(tb.run("todo_write", {"todos": [{"id": str(n + 1), **t} for n, t in enumerate(todos)]}))
+    expect(panel.locator(".todo-mark")).to_have_text(["✓", "✓", "◐", "✗"], timeout=TIMEOUT_MS)
+    expect(panel.locator(".todo.in_progress .todo-text")).to_have_text("in progress: Write a test")
+    expect(page.locator("#todo-counts .todo-count")).to_have_text(
+        ["◐ 1 in progress", "✓ 2 done", "✗ 1 cancelled"]
+    )
+
+    # A second user's list: each list is named now; cleared lists leave, then the panel.
+    ok(tb.run("todo_write", {"todos": ["Review"]}, user_id="bob"))
+    expect(panel.locator(".todo-who > span:first-child")).to_have_text(
+        ["default", "bob"], timeout=TIMEOUT_MS
+    )
+    ok(tb.run("todo_write", {"todos": []}))
+    expect(panel.locator(".todo-who")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(items).to_have_count(1)
+    ok(tb.run("todo_write", {"todos": []}, user_id="bob"))
+    expect(panel).to_be_hidden(timeout=TIMEOUT_MS)
