@@ -105,17 +105,6 @@ class Runner:
             envelope = {"success": True, "output": output}
         except ToolError as exc:
             envelope = _error(exc.code, exc.message, exc.details)
-        except asyncio.CancelledError:
-            self._audit(
-                tool_name,
-                raw_args,
-                user_id,
-                call_id,
-                started,
-                transport,
-                _error(ErrorCode.CANCELLED, "cancelled", None),
-            )
-            raise
         except Exception as exc:
             log.exception("tool %s failed unexpectedly", tool_name)
             envelope = _error(
@@ -125,24 +114,20 @@ class Runner:
                 None,
             )
         except BaseException as exc:
-            # Anything else that ends the call on its way out: the MCP transport's
-            # InputRequired (on protocol 2026-07-28 a round ends to ask the person; the
-            # client re-sends the call with the answer), KeyboardInterrupt, SystemExit.
-            # Audited as CANCELLED — the call stopped before it finished, for a reason
-            # outside the tool, like a cancellation; INTERNAL_ERROR would report an
-            # approval round as a bug — with a note naming what ended it, then re-raised
-            # untouched (the caller decides what it means).
-            note = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            # Anything else that ends the call on its way out: a cancellation, the MCP
+            # transport's InputRequired (on protocol 2026-07-28 a round ends to ask the
+            # person; the client re-sends the call with the answer), KeyboardInterrupt,
+            # SystemExit. Audited as CANCELLED — the call stopped before it finished, for
+            # a reason outside the tool; INTERNAL_ERROR would report an approval round as
+            # a bug — with a note naming what ended it (none for a plain cancellation),
+            # then re-raised untouched (the caller decides what it means).
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            note = None if cancelled else f"{type(exc).__name__}: {exc}".rstrip(": ")
+            message = "cancelled" if note is None else note
             self._audit(
-                tool_name,
-                raw_args,
-                user_id,
-                call_id,
-                started,
-                transport,
-                _error(ErrorCode.CANCELLED, note, None),
-                note=note,
-            )
+                tool_name, raw_args, user_id, call_id, started, transport,
+                _error(ErrorCode.CANCELLED, message, None), note=note,
+            )  # fmt: skip
             raise
         duration_ms = (time.perf_counter() - started) * 1000
         envelope["meta"] = {
