@@ -18,6 +18,7 @@ import os
 import struct
 import sys
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field
 
+import net_server
 from local_tools import Toolbox
 from local_tools.core.tool import RUNNER_OUTPUT_FIELDS, Output, Tool, tool
 from local_tools.transports.mcp import call_result, mcp_tool
@@ -136,6 +138,50 @@ def _start(tb: Toolbox, command: str) -> str:
     return str(out["process_id"])
 
 
+# The web tools' samples name https://example.com; they run against a loopback server
+# instead (allow_private names it, and it answers the search in SearXNG's format).
+WEB_TOOLS = ("web_fetch", "http_request", "web_search")
+
+
+@pytest.fixture
+def web() -> Iterator[net_server.Server]:
+    server = net_server.serve("127.0.0.1")
+    server.routes["/docs"] = net_server.html(
+        "<html><head><title>Docs</title></head><body><main><h1>Hi</h1></main></body></html>"
+    )
+    server.routes["/api"] = net_server.echo
+    server.routes["/search"] = net_server.as_json(
+        {"results": [{"title": "HTTPX", "url": "https://www.python-httpx.org/", "content": "A"}]}
+    )
+    server.routes["/pic"] = lambda req: (200, {"Content-Type": "image/png"}, _png(2, 2))
+    server.routes["/doc.pdf"] = lambda req: (
+        200,
+        {"Content-Type": "application/pdf"},
+        _pdf(["pdf text"]),
+    )
+    server.routes["/old"] = net_server.redirect("/api", 307)
+    yield server
+    server.stop()
+
+
+def _web_toolbox(make_toolbox: Any, server: net_server.Server) -> Toolbox:
+    config = {
+        "permissions": {"network:outbound": "allow"},
+        "network": {
+            "allow_private": ["127.0.0.1"],
+            "search": {"provider": "searxng", "url": server.base},
+        },
+    }
+    return make_toolbox(config)  # type: ignore[no-any-return]
+
+
+def _web_sample(server: net_server.Server, name: str) -> dict[str, Any]:
+    sample = dict(SAMPLES[name])
+    if "url" in sample:
+        sample["url"] = server.url("/" + sample["url"].rsplit("/", 1)[1])
+    return sample
+
+
 @pytest.fixture
 def tools(make_toolbox: Any) -> list[Tool]:
     tb = make_toolbox(audit=False, plugins=False)
@@ -186,7 +232,13 @@ def test_only_mcp_declarations_carry_an_output_schema(tools: list[Tool], fmt: st
 
 @pytest.mark.skipif(not POSIX, reason="POSIX shell commands")
 @pytest.mark.parametrize("name", WITH_SCHEMA)
-def test_sample_call_matches_its_output_schema(shell: Toolbox, workspace: Path, name: str) -> None:
+def test_sample_call_matches_its_output_schema(
+    shell: Toolbox, workspace: Path, name: str, web: net_server.Server, make_toolbox: Any
+) -> None:
+    if name in WEB_TOOLS:
+        out = structured(_web_toolbox(make_toolbox, web), name, _web_sample(web, name))
+        assert out.get("status_code", 200) == 200 and out.get("results", [1])
+        return
     if name == "write_file":
         (workspace / "a.txt").unlink()  # the sample creates it
     if name.startswith("process_"):
@@ -242,6 +294,19 @@ def test_file_tools_other_shapes(shell: Toolbox, workspace: Path) -> None:
     assert (
         len(structured(shell, "multi_edit", {"path": "q.txt", "edits": edits})["strategies"]) == 2
     )
+
+
+def test_web_tools_other_shapes(make_toolbox: Any, web: net_server.Server) -> None:
+    tb = _web_toolbox(make_toolbox, web)
+    image = structured(tb, "web_fetch", {"url": web.url("/pic")})
+    assert "image_base64" not in image and image["mime_type"] == "image/png"
+    assert structured(tb, "web_fetch", {"url": web.url("/doc.pdf")})["pages"] == 1
+    part = structured(tb, "web_fetch", {"url": web.url("/docs"), "max_length": 2})
+    assert part["next_index"] == 2
+    moved = structured(tb, "http_request", {"url": web.url("/old"), "method": "HEAD"})
+    assert moved["redirects"] and moved["body"] == ""
+    text = structured(tb, "http_request", {"url": web.url("/docs")})
+    assert isinstance(text["body"], str)
 
 
 def test_read_many_files_with_errors_and_notes(shell: Toolbox, workspace: Path) -> None:

@@ -61,6 +61,16 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "process_input": {"process_id": "p1", "input": "y"},
     "process_kill": {"process_id": "p1"},
     "process_list": {},
+    # The web tools run for real against a loopback server in test_output_schemas.py.
+    "web_fetch": {"url": "https://example.com/docs", "format": "markdown", "max_length": 5000},
+    "http_request": {
+        "url": "https://example.com/api",
+        "method": "POST",
+        "headers": {"Accept": "application/json"},
+        # JSON as text: what a strict OpenAI model can send (a free-form object it cannot).
+        "body": '{"name": "ada"}',
+    },
+    "web_search": {"query": "python httpx", "num_results": 2},
     "question": {"question": "Which one?", "options": ["a", "b"]},
     "todo_write": {
         "todos": [

@@ -51,6 +51,7 @@ __all__ = [
     "NetworkConfig",
     "PermissionSpec",
     "SandboxConfig",
+    "SearchConfig",
     "ToolsetsConfig",
     "UserConfig",
     "WorkspaceConfig",
@@ -195,10 +196,45 @@ class SandboxConfig(_Section):
     network: Annotated[bool, Field(strict=True)] = False
 
 
+def _check_http_url(value: str) -> str:
+    if value and not re.fullmatch(r"https?://[^/\s]+(/\S*)?", value):
+        raise ValueError("must be an http:// or https:// URL (or empty)")
+    return value
+
+
+def _check_env_name(value: str) -> str:
+    if value and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise ValueError("must be the name of an environment variable, such as BRAVE_API_KEY")
+    return value
+
+
+def _check_header_value(value: str) -> str:
+    if any(c in value for c in "\r\n"):
+        raise ValueError("must be one line")
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_check_http_url)]
+
+SEARCH_PROVIDERS = ("searxng", "brave", "tavily", "exa")
+
+
+class SearchConfig(_Section):
+    """`[network.search]`: the web_search provider; its API key comes from the environment."""
+
+    provider: Literal["", "searxng", "brave", "tavily", "exa"] = ""
+    url: HttpUrl = ""  # SearXNG: the instance; others: the API endpoint, when not the default
+    api_key_env: Annotated[str, AfterValidator(_check_env_name)] = ""  # default per provider
+
+
 class NetworkConfig(_Section):
     allow_private: list[Annotated[str, AfterValidator(_check_private_entry)]] = Field(
         default_factory=list
     )
+    respect_robots: Annotated[bool, Field(strict=True)] = False
+    user_agent: Annotated[str, AfterValidator(_check_header_value)] = ""  # "": local-tools/VERSION
+    proxy: HttpUrl = ""  # environment proxies are never used; this one is
+    search: SearchConfig = Field(default_factory=SearchConfig)
 
 
 class LimitsConfig(_Section):
@@ -449,8 +485,19 @@ writable_roots = []           # more allowed roots, writable
 mode = "workspace-write"      # off | read-only | workspace-write (roots + $TMPDIR)
 network = false               # may sandboxed commands use the network
 
-[network]
-allow_private = []            # hosts or CIDRs exempt from the private-address guard
+[network]                     # web_fetch, http_request, web_search
+allow_private = []            # hosts or CIDRs exempt from the private-address guard,
+#                             # e.g. ["localhost", "10.0.0.0/8"]; the default refuses
+#                             # loopback, the LAN, link-local/metadata and the like
+respect_robots = false        # web_fetch honours robots.txt when true
+user_agent = ""               # "": local-tools/VERSION (an LLM agent's web tool; ...)
+proxy = ""                    # an http(s) proxy for web tools; environment proxies are ignored
+
+[network.search]              # web_search; the API key is read from the environment
+provider = ""                 # searxng | brave | tavily | exa ("": web_search is unavailable)
+url = ""                      # searxng: your instance, e.g. "http://127.0.0.1:8888";
+#                             # others: the API endpoint when not the public one
+api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
 
 [limits]
 max_output_lines = 2000

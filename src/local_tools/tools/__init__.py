@@ -18,6 +18,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.file_stat import file_stat
     from local_tools.tools.glob import glob
     from local_tools.tools.grep import grep
+    from local_tools.tools.http_request import http_request
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.multi_edit import multi_edit
@@ -31,6 +32,8 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.skill import skill
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
+    from local_tools.tools.web_fetch import web_fetch
+    from local_tools.tools.web_search import web_search
     from local_tools.tools.write_file import write_file
 
     return [
@@ -52,6 +55,9 @@ def builtin_tools() -> list[Tool]:
         process_input,
         process_kill,
         process_list,
+        web_fetch,
+        http_request,
+        web_search,
         question,
         todo_write,
         todo_read,
