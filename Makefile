@@ -53,6 +53,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/exec.py
 	$(BIN)/python benchmarks/mcp_server.py
 	$(BIN)/python benchmarks/http_exec.py
+	$(BIN)/python benchmarks/web.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules
