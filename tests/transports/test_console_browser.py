@@ -17,12 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import queue
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -54,6 +49,7 @@ from local_tools import Toolbox  # noqa: E402
 from local_tools.interact.base import QuestionAnswer, QuestionRequest  # noqa: E402
 from local_tools.interact.queue_asker import QueueAsker  # noqa: E402
 from local_tools.transports.http_guard import CONSOLE_COOKIE  # noqa: E402
+from spawned_http import spawn_http_server  # noqa: E402
 
 TIMEOUT_MS = 10_000
 # The server beats every 2 s while a page is open: live within one beat, with room.
@@ -76,62 +72,13 @@ class Server:
 
 @contextlib.contextmanager
 def _serve(tb: Toolbox) -> Iterator[Server]:
-    """`local-tools serve http` for `tb`'s workspace and state dir, in its own process;
-    stopped with SIGINT (Ctrl-C) on exit, which must end it cleanly."""
-    env = {**os.environ, "LOCAL_TOOLS_STATE_DIR": str(tb.state_dir)}
-    env.pop("LOCAL_TOOLS_TOKEN", None)
-    env.pop("LOCAL_TOOLS_CONFIG", None)
-    args = ["serve", "http", "--workspace", str(tb.workspace), "--port", "0"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "local_tools", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    stderr: list[str] = []
-
-    def pump(stream: Any, sink: Callable[[str], None], end: bool) -> None:
-        for line in stream:
-            sink(line)
-        if end:
-            lines.put(None)
-
-    pumps = [
-        threading.Thread(target=pump, args=(proc.stdout, lines.put, True), daemon=True),
-        threading.Thread(target=pump, args=(proc.stderr, stderr.append, False), daemon=True),
-    ]
-    for t in pumps:
-        t.start()
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            assert line is not None, "the server exited: " + "".join(stderr)
-            found = re.search(r"(http://127\.0\.0\.1:\d+)/auth\?token=[0-9a-f]+", line)
-            if found:
-                break
-        yield Server(found.group(1), found.group(0))
-    finally:
-        for item in tb.pending.pending():  # a failed test leaves no call waiting
-            tb.pending.withdraw(item.id, "cancelled")
-        proc.send_signal(signal.SIGINT)
+    """`local-tools serve http` for `tb`'s workspace and state dir, in its own process."""
+    with spawn_http_server(tb.workspace, tb.state_dir) as spawned:
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError("the server did not stop on SIGINT") from None
+            yield Server(spawned.url, spawned.auth_url)
         finally:
-            for t in pumps:
-                t.join(timeout=5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-    assert proc.returncode == 0, "".join(stderr)
-    assert "Traceback" not in "".join(stderr), "".join(stderr)
+            for item in tb.pending.pending():  # a failed test leaves no call waiting
+                tb.pending.withdraw(item.id, "cancelled")
 
 
 def _wait_live(tb: Toolbox) -> None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import queue
 import re
-import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +20,8 @@ from typing import Any
 import httpx
 import psutil
 import pytest
+
+from spawned_http import spawn_http_server
 
 EXTENSION = "chrome-extension://bhnnabgkidkkjgkakmkpnkakfpkcmpnj"
 
@@ -62,61 +61,11 @@ class Server:
 
 @contextmanager
 def serve(workspace: Path, state: Path, *extra: str) -> Iterator[Server]:
-    env = {**os.environ, "LOCAL_TOOLS_STATE_DIR": str(state)}
-    env.pop("LOCAL_TOOLS_TOKEN", None)
-    env.pop("LOCAL_TOOLS_CONFIG", None)
-    args = ["serve", "http", "--workspace", str(workspace), "--port", "0", *extra]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "local_tools", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    lines: queue.Queue[str | None] = queue.Queue()
-    stderr: list[str] = []
-
-    def pump(stream: Any, sink: Any) -> None:
-        for line in stream:
-            sink(line)
-        if sink is lines.put:
-            lines.put(None)
-
-    pumps = [
-        threading.Thread(target=pump, args=(proc.stdout, lines.put), daemon=True),
-        threading.Thread(target=pump, args=(proc.stderr, stderr.append), daemon=True),
-    ]
-    for t in pumps:
-        t.start()
-    try:
-        url = None
-        deadline = time.monotonic() + 30
-        while url is None:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            assert line is not None, "server exited: " + "".join(stderr)
-            found = re.search(r"(http://127\.0\.0\.1:(\d+))/auth\?token=([0-9a-f]+)", line)
-            if found:
-                url = found.group(1)
-                server = Server(url, found.group(3), int(found.group(2)), workspace, state, proc)
-        server.stderr = stderr
-        yield server
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError("the server did not stop on SIGINT") from None
-        finally:
-            for t in pumps:
-                t.join(timeout=5)
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-    assert proc.returncode == 0, "".join(stderr)
-    assert "Traceback" not in "".join(stderr), "".join(stderr)
+    with spawn_http_server(workspace, state, *extra) as spawned:
+        yield Server(
+            spawned.url, spawned.token, spawned.port, workspace, state, spawned.proc,
+            spawned.stderr,
+        )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
