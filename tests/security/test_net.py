@@ -8,11 +8,14 @@ to the canary in every form an attacker would try.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import ipaddress
 import shutil
 import socket
 import ssl
 import subprocess
+import tracemalloc
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -381,3 +384,45 @@ def test_tls_verifies_the_certificate(tmp_path: Path) -> None:
         assert caught.value.details["cause"] == "tls"
     finally:
         server.stop()
+
+
+def _bomb(coding: str, size: int) -> bytes:
+    """`size` zero bytes compressed with `coding`, built without holding them all."""
+    block = b"\0" * 2**20
+    if coding == "br":
+        brotli = pytest.importorskip("brotli")
+        compressor = brotli.Compressor(quality=5)
+        parts = [compressor.process(block) for _ in range(size // len(block))]
+        return b"".join(parts) + compressor.finish()
+    z = zlib.compressobj(9, zlib.DEFLATED, 31 if coding == "gzip" else 15)
+    return b"".join(z.compress(block) for _ in range(size // len(block))) + z.flush()
+
+
+def test_a_compression_bomb_is_capped_as_it_is_decoded(allowed: net_server.Server) -> None:
+    # A few hundred KB on the wire that decode to 128 MB: the cap must apply while
+    # decoding, not to what a whole network read happened to decode to.
+    for coding in ("gzip", "deflate", "br"):
+        data = _bomb(coding, 128 * 2**20)
+        allowed.routes[f"/{coding}"] = lambda req, c=coding, d=data: (
+            200, {"Content-Encoding": c}, d
+        )  # fmt: skip
+    tracemalloc.start()
+    try:
+        for coding in ("gzip", "deflate", "br"):
+            got = fetch(allowed.url(f"/{coding}"), max_bytes=1000)
+            assert got.content == b"\0" * 1000 and got.truncated, coding
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MB held to return 1000 bytes"
+
+
+def test_a_body_encoded_twice_is_refused_not_expanded(allowed: net_server.Server) -> None:
+    # gzip of gzip: each layer multiplies the ratio (2 KB -> 1 GB); one coding is decoded.
+    inner = _bomb("gzip", 64 * 2**20)
+    data = gzip.compress(inner)
+    allowed.routes["/twice"] = lambda req: (200, {"Content-Encoding": "gzip, gzip"}, data)
+    allowed.routes["/once"] = lambda req: (200, {"Content-Encoding": "identity, gzip"}, data)
+    with pytest.raises(NetworkError, match="encoded more than once"):
+        fetch(allowed.url("/twice"), max_bytes=1000)
+    assert fetch(allowed.url("/once")).content == inner
