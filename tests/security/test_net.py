@@ -426,3 +426,18 @@ def test_a_body_encoded_twice_is_refused_not_expanded(allowed: net_server.Server
     with pytest.raises(NetworkError, match="encoded more than once"):
         fetch(allowed.url("/twice"), max_bytes=1000)
     assert fetch(allowed.url("/once")).content == inner
+
+
+def test_malformed_hosts_and_locations_are_errors_not_crashes(
+    canary: net_server.Server, allowed: net_server.Server
+) -> None:
+    # An xn-- label that does not decode, and Locations httpx cannot build a request
+    # from: the tool's own error (nothing contacted), not an internal one.
+    with pytest.raises(InvalidInput):
+        parse_url("http://xn--zz.example/?.github.com")
+    locations = ["data:text/plain,hi", f"http:127.0.0.1:{canary.port}/", "http://xn--zz.example/"]
+    for i, location in enumerate(locations):
+        allowed.routes[f"/bad{i}"] = net_server.redirect(location)
+        with pytest.raises(NetworkError, match="invalid URL"):
+            fetch(allowed.url(f"/bad{i}"))
+    assert canary.requests == []

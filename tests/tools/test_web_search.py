@@ -195,3 +195,19 @@ def test_bad_arguments(make_toolbox: Any) -> None:
         {"query": "x", "num_results": 21},
     ):
         assert tb.run("web_search", args)["error"]["error_code"] == "INVALID_INPUT"
+
+
+def test_the_trusted_provider_cannot_redirect_into_private_space(make_toolbox: Any) -> None:
+    # The endpoint's own host is reachable even when private (the user's setting);
+    # where it redirects to is not: the canary on another loopback address gets nothing.
+    canary = net_server.serve("127.0.0.1")
+    provider = net_server.serve("127.0.0.2")
+    try:
+        canary.routes["/search"] = net_server.as_json(SEARXNG)
+        provider.routes["/search"] = net_server.redirect(canary.url("/search"), 307)
+        env = toolbox(make_toolbox, "searxng", provider.base).run("web_search", {"query": "x"})
+        assert env["error"]["error_code"] == "PERMISSION_DENIED", env
+        assert len(provider.requests) == 1 and canary.requests == []
+    finally:
+        canary.stop()
+        provider.stop()

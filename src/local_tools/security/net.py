@@ -258,12 +258,13 @@ def parse_url(url: str) -> httpx.URL:
     """The URL as httpx will use it; InvalidInput unless it is an absolute http(s) URL."""
     try:
         parsed = httpx.URL(url.strip())
+        host = parsed.host  # decodes an xn-- label: may fail (IDNAError is a ValueError)
     except (httpx.InvalidURL, TypeError, ValueError) as exc:
         raise InvalidInput(f"Not a valid URL: {url!r} ({exc}).") from None
     if parsed.scheme not in ("http", "https"):
         what = f"'{parsed.scheme}:' URLs" if parsed.scheme else "URLs without http:// or https://"
         raise InvalidInput(f"Web tools fetch http and https URLs only, not {what}: {url!r}.")
-    if not parsed.host:
+    if not host:
         raise InvalidInput(f"The URL has no host: {url!r}.")
     return parsed
 
@@ -381,6 +382,10 @@ async def _exchange(
                 response = await client.send(req, stream=True)
             except httpx.HTTPError as exc:
                 raise _network_error(exc, url, timeout) from None
+            except (httpx.InvalidURL, UnicodeError) as exc:  # httpx parses any Location
+                raise NetworkError(
+                    f"{url} redirected to an invalid URL ({exc}).", details={"cause": "redirects"}
+                ) from None
             try:
                 location = response.headers.get("location")
                 if response.status_code in _REDIRECTS and location:
@@ -427,6 +432,7 @@ async def _exchange(
 def _redirect_target(url: httpx.URL, location: str) -> httpx.URL:
     try:
         target = url.join(location)
+        target.host  # noqa: B018 (decodes an xn-- label: may fail)
     except (httpx.InvalidURL, ValueError) as exc:
         raise NetworkError(f"{url} redirected to an invalid URL {location!r} ({exc}).") from None
     if target.scheme not in ("http", "https"):
