@@ -319,3 +319,29 @@ def test_bad_arguments(web: Toolbox) -> None:
         {"url": "https://example.com", "max_length": 0},
     ):
         assert error_code(web.run("web_fetch", args)) == "INVALID_INPUT"
+
+
+def test_a_trailing_dot_does_not_slip_past_a_deny_rule(
+    make_toolbox: Any, server: net_server.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "docs.example." is the same DNS name as "docs.example" (fully qualified), so a
+    # rule about one is a rule about the other, on the first hop and on redirects.
+    from local_tools.security import net
+
+    async def hosts(host: str, port: int) -> list[str]:
+        assert host.rstrip(".") == "docs.example", host
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(net, "_system_resolver", hosts)
+    tb = make_toolbox(
+        {
+            "network": {"allow_private": ["127.0.0.1"]},
+            "permissions": {"network:outbound": {"*": "allow", "docs.example": "deny"}},
+        }
+    )
+    server.routes["/away"] = net_server.redirect(f"http://DOCS.example.:{server.port}/page")
+    for url in (f"http://docs.example.:{server.port}/page", server.url("/away")):
+        env = tb.run("web_fetch", {"url": url})
+        assert error_code(env) == "PERMISSION_DENIED", url
+        assert env["error"]["details"]["subject"] == "docs.example"
+    assert [r.path for r in server.requests] == ["/away"]

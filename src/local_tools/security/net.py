@@ -271,11 +271,18 @@ def parse_url(url: str) -> httpx.URL:
 
 def url_host(url: str) -> str:
     """The host a URL reaches, as the permission rules see it (userinfo left out, so
-    ``http://good.com@127.0.0.1/`` is 127.0.0.1); the text itself when unparsable."""
+    ``http://good.com@127.0.0.1/`` is 127.0.0.1, a trailing dot too); the text itself
+    when unparsable."""
     try:
-        return httpx.URL(url.strip()).host or url
+        return _host_key(httpx.URL(url.strip()).host) or url
     except (httpx.InvalidURL, TypeError, ValueError):
         return url
+
+
+def _host_key(host: str) -> str:
+    """The host as rules name it: "docs.example." is the fully qualified "docs.example",
+    one DNS name, so a rule about one is about the other."""
+    return host.lower().rstrip(".")
 
 
 @dataclass
@@ -329,7 +336,7 @@ async def request(
                 user_agent=user_agent or default_user_agent(),
                 proxy=proxy,
                 check_host=check_host,
-                checked={h.lower() for h in checked_hosts},
+                checked={_host_key(h) for h in checked_hosts},
                 max_redirects=max_redirects,
                 started=started,
             ),
@@ -373,9 +380,9 @@ async def _exchange(
         trust_env=False,
     ) as client:
         while True:
-            host = url.host.lower()
+            host = _host_key(url.host)
             if check_host is not None and host not in checked:
-                await check_host(url.host)
+                await check_host(host)
                 checked.add(host)
             req = client.build_request(method, url, headers=headers, content=content)
             try:
