@@ -345,3 +345,29 @@ def test_a_trailing_dot_does_not_slip_past_a_deny_rule(
         assert error_code(env) == "PERMISSION_DENIED", url
         assert env["error"]["details"]["subject"] == "docs.example"
     assert [r.path for r in server.requests] == ["/away"]
+
+
+def test_an_international_name_is_one_subject_however_spelled(
+    make_toolbox: Any, server: net_server.Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # httpx spells "faß.de" in Unicode but "sub.faß.de" in punycode: rules must see one
+    # spelling (Unicode, as people write them), on the first hop and on redirects.
+    from local_tools.security import net
+
+    async def hosts(host: str, port: int) -> list[str]:
+        assert host.rstrip(".").endswith("xn--fa-hia.de"), host
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(net, "_system_resolver", hosts)
+    tb = make_toolbox(
+        {
+            "network": {"allow_private": ["127.0.0.1"]},
+            "permissions": {"network:outbound": {"*": "allow", "*.faß.de": "deny"}},
+        }
+    )
+    server.routes["/away"] = net_server.redirect(f"http://Sub.xn--fa-hia.de:{server.port}/page")
+    for url in (f"http://sub.faß.de:{server.port}/page", server.url("/away")):
+        env = tb.run("web_fetch", {"url": url})
+        assert error_code(env) == "PERMISSION_DENIED", url
+        assert env["error"]["details"]["subject"] == "sub.faß.de"
+    assert [r.path for r in server.requests] == ["/away"]

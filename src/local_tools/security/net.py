@@ -32,6 +32,7 @@ from typing import Any
 
 import httpcore
 import httpx
+import idna
 
 from local_tools.core.errors import (
     InvalidInput,
@@ -274,9 +275,23 @@ def url_host(url: str) -> str:
     ``http://good.com@127.0.0.1/`` is 127.0.0.1, a trailing dot too); the text itself
     when unparsable."""
     try:
-        return _host_key(httpx.URL(url.strip()).host) or url
+        return _rule_host(httpx.URL(url.strip())) or url
     except (httpx.InvalidURL, TypeError, ValueError):
         return url
+
+
+def _rule_host(url: httpx.URL) -> str:
+    return _host_key(_unicode_host(url.raw_host))
+
+
+def _unicode_host(raw: bytes) -> str:
+    """A host in its Unicode spelling, label by label (IDNA 2008): httpx's own `host` is
+    Unicode for `faß.de` but punycode for `sub.faß.de`, so one rule would see two names."""
+    ascii_host = raw.decode("ascii")
+    try:
+        return str(idna.decode(ascii_host))
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return ascii_host  # an IP literal, or a label idna cannot map: as it was sent
 
 
 def _host_key(host: str) -> str:
@@ -380,7 +395,7 @@ async def _exchange(
         trust_env=False,
     ) as client:
         while True:
-            host = _host_key(url.host)
+            host = _rule_host(url)
             if check_host is not None and host not in checked:
                 await check_host(host)
                 checked.add(host)
