@@ -243,6 +243,8 @@ def test_sample_call_matches_its_output_schema(
         (workspace / "a.txt").unlink()  # the sample creates it
     if name.startswith("process_"):
         assert _start(shell, "cat") == "p1"  # the samples name p1
+    if name.startswith("promote_"):
+        assert shell.run("save_insight", {"content": "seed"})["success"]  # the samples name 1
     out = structured(shell, name, SAMPLES[name])
     if name == "read_file":
         assert out["start_line"] == 2

@@ -85,6 +85,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "todo_read": {},
     "skill": {"skill": ""},
+    "save_memory": {
+        "kind": "insight",
+        "content": "WAL lets readers run during writes",
+        "title": "SQLite WAL",
+        "tags": ["sqlite"],
+        "scope": "project",
+    },
+    "save_insight": {"content": "The cache is cold after deploys", "tags": ["cache"]},
+    "save_issue": {"content": "Flaky test in the HTTP suite", "scope": "iteration"},
+    "save_learning": {"content": "FTS5 bm25 ranks lower is better", "scope": "session"},
+    "query_memory": {"keywords": "sqlite wal", "scope": "merged", "limit": 5},
+    "promote_memory": {"id": 1, "to": "decision"},
+    "promote_to_decision": {"id": 1},
+    "promote_to_pattern": {"id": 1},
+    "memory": {"action": "write", "key": "build.command", "value": "make test"},
     # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
     "batch": {
         "tool_calls": [

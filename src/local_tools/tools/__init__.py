@@ -21,14 +21,22 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.http_request import http_request
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
+    from local_tools.tools.memory import memory
     from local_tools.tools.multi_edit import multi_edit
     from local_tools.tools.process_input import process_input
     from local_tools.tools.process_kill import process_kill
     from local_tools.tools.process_list import process_list
     from local_tools.tools.process_output import process_output
+    from local_tools.tools.promote_memory import (
+        promote_memory,
+        promote_to_decision,
+        promote_to_pattern,
+    )
+    from local_tools.tools.query_memory import query_memory
     from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
+    from local_tools.tools.save_memory import save_insight, save_issue, save_learning, save_memory
     from local_tools.tools.skill import skill
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
@@ -62,6 +70,15 @@ def builtin_tools() -> list[Tool]:
         todo_write,
         todo_read,
         skill,
+        save_memory,
+        save_insight,
+        save_issue,
+        save_learning,
+        query_memory,
+        promote_memory,
+        promote_to_decision,
+        promote_to_pattern,
+        memory,
         batch,
         invalid,
     ]

@@ -1,0 +1,208 @@
+"""Memory tools: save/query/promote and the key/value `memory` tool, on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envelopes import err, ok
+from local_tools import Toolbox
+from local_tools.knowledge import store_path
+from transports.test_output_schemas import structured
+
+SQL = "Robert'); DROP TABLE memories;-- \" OR 1=1 --"
+
+
+def _db(tb: Toolbox, tmp_path: Path, workspace: Path) -> Path:
+    return store_path(tmp_path / "state", workspace)
+
+
+def test_save_query_and_promote(tb: Toolbox) -> None:
+    saved = ok(
+        tb.run(
+            "save_memory",
+            {
+                "kind": "insight",
+                "title": "Authentication",
+                "content": "Tokens expire after an hour; refresh them before long jobs.",
+                "tags": ["auth", "tokens"],
+            },
+        )
+    )
+    assert saved["id"] == 1 and saved["entry"]["kind"] == "insight"
+    assert saved["entry"]["user_id"] and saved["entry"]["tool"] == "save_memory"
+    ok(tb.run("save_issue", {"content": "The database migrations are slow on CI."}))
+    ok(tb.run("save_learning", {"content": "Unrelated note about fonts."}))
+
+    found = ok(tb.run("query_memory", {"keywords": "authentication tokens"}))
+    assert [e["id"] for e in found["entries"]] == [1]
+    assert found["context"].startswith("- [insight #1, project] Authentication: Tokens expire")
+    # A near spelling and a prefix still find it.
+    assert [
+        e["id"] for e in ok(tb.run("query_memory", {"keywords": "authentification"}))["entries"]
+    ] == [1]
+    assert [e["id"] for e in ok(tb.run("query_memory", {"keywords": "databse"}))["entries"]] == [2]
+    assert [e["id"] for e in ok(tb.run("query_memory", {"keywords": "migrat"}))["entries"]] == [2]
+    assert ok(tb.run("query_memory", {"keywords": "nothing-like-it"}))["entries"] == []
+    assert ok(tb.run("query_memory", {"keywords": "", "kind": "issue"}))["count"] == 1
+
+    promoted = ok(tb.run("promote_to_decision", {"id": 1}))
+    assert promoted["promoted_from"] == 1 and promoted["entry"]["kind"] == "decision"
+    assert [h["event"] for h in promoted["entry"]["history"]] == ["created", "promoted"]
+    original = ok(tb.run("query_memory", {"keywords": "", "kind": "insight"}))["entries"][0]
+    assert original["history"][-1]["new_id"] == promoted["id"]
+    pattern = ok(tb.run("promote_memory", {"id": 1, "to": "pattern"}))
+    assert pattern["entry"]["kind"] == "pattern"
+    assert "Promoted #2 to #6 pattern" in tb.render(tb.run("promote_to_pattern", {"id": 2}))
+
+
+def test_bad_input_is_a_clear_error_and_stores_nothing(tb: Toolbox) -> None:
+    err(tb.run("save_memory", {"kind": "rumour", "content": "x"}), "INVALID_INPUT")
+    err(tb.run("save_memory", {"kind": "insight", "content": "   "}), "INVALID_INPUT")
+    err(
+        tb.run("save_memory", {"kind": "insight", "content": "x", "tags": ["a b"]}), "INVALID_INPUT"
+    )
+    err(tb.run("query_memory", {"keywords": "x", "scope": "galaxy"}), "INVALID_INPUT")
+    assert "query_memory" in err(
+        tb.run("promote_memory", {"id": 99, "to": "decision"}), "NOT_FOUND"
+    )
+    err(tb.run("promote_memory", {"id": 1, "to": "insight"}), "INVALID_INPUT")
+    huge = "x" * (10 * 1024 * 1024)
+    err(tb.run("save_memory", {"kind": "insight", "content": huge}), "INVALID_INPUT")
+    err(tb.run("memory", {"action": "write", "key": "k", "value": huge}), "INVALID_INPUT")
+    assert ok(tb.run("query_memory", {"keywords": ""}))["count"] == 0
+
+
+def test_sql_looking_text_is_stored_literally(tb: Toolbox) -> None:
+    saved = ok(
+        tb.run("save_memory", {"kind": "issue", "content": SQL, "title": SQL, "tags": ["';--"]})
+    )
+    found = ok(tb.run("query_memory", {"keywords": SQL}))
+    assert found["entries"][0]["content"] == SQL and found["entries"][0]["id"] == saved["id"]
+    ok(tb.run("query_memory", {"keywords": 'NEAR(" AND OR * ^ :'}))  # FTS syntax is quoted
+    ok(tb.run("memory", {"action": "write", "key": "q", "value": SQL}))
+    assert ok(tb.run("memory", {"action": "read", "key": "q"}))["value"] == SQL
+
+
+def test_scopes_merge_narrow_first_and_sessions_stay_apart(make_toolbox: Any) -> None:
+    tb = make_toolbox()
+    ok(tb.run("save_memory", {"kind": "learning", "content": "cache project", "scope": "project"}))
+    ok(
+        tb.run(
+            "save_memory", {"kind": "learning", "content": "cache iteration", "scope": "iteration"}
+        )
+    )
+    ok(tb.run("save_memory", {"kind": "learning", "content": "cache session", "scope": "session"}))
+    merged = ok(tb.run("query_memory", {"keywords": "cache"}))
+    assert [e["scope"] for e in merged["entries"]] == ["session", "iteration", "project"]
+    only = ok(tb.run("query_memory", {"keywords": "cache", "scope": "iteration"}))
+    assert [e["scope"] for e in only["entries"]] == ["iteration"]
+    other = ok(tb.run("query_memory", {"keywords": "cache"}, user_id="someone-else"))
+    assert [e["scope"] for e in other["entries"]] == ["iteration", "project"]
+
+
+def test_key_value_memory(tb: Toolbox) -> None:
+    assert (
+        ok(tb.run("memory", {"action": "write", "key": "build.cmd", "value": "make"}))["replaced"]
+        is False
+    )
+    assert ok(tb.run("memory", {"action": "write", "key": "build.cmd", "value": "make test"}))[
+        "replaced"
+    ]
+    ok(tb.run("memory", {"action": "write", "key": "deploy:host", "value": "h"}))
+    assert ok(tb.run("memory", {"action": "read", "key": "build.cmd"}))["value"] == "make test"
+    assert ok(tb.run("memory", {"action": "list"}))["keys"] == ["build.cmd", "deploy:host"]
+    assert ok(tb.run("memory", {"action": "list", "key": "dep"}))["keys"] == ["deploy:host"]
+    assert "build.cmd" in err(tb.run("memory", {"action": "read", "key": "build.cm"}), "NOT_FOUND")
+    ok(tb.run("memory", {"action": "delete", "key": "build.cmd"}))
+    err(tb.run("memory", {"action": "delete", "key": "build.cmd"}), "NOT_FOUND")
+    err(tb.run("memory", {"action": "write", "key": "k"}), "INVALID_INPUT")
+    err(tb.run("memory", {"action": "read"}), "INVALID_INPUT")
+
+
+@pytest.mark.parametrize(
+    "key", ["../etc/passwd", "/abs", "a/b", "a\\b", "..", "a..b", ".hidden", "x" * 129, "é"]
+)
+def test_keys_are_never_paths(tb: Toolbox, key: str) -> None:
+    err(tb.run("memory", {"action": "write", "key": key, "value": "v"}), "INVALID_INPUT")
+
+
+def test_database_is_in_state_with_wal_and_migrations(
+    tb: Toolbox, tmp_path: Path, workspace: Path
+) -> None:
+    ok(tb.run("memory", {"action": "write", "key": "k", "value": "v"}))
+    path = _db(tb, tmp_path, workspace)
+    assert path.is_file() and not list(workspace.iterdir())
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    tb.close()  # the toolbox's connection is closed with it; a new one reopens the file
+    tb2 = Toolbox(workspace, state_dir=tmp_path / "state", audit=False)
+    try:
+        assert ok(tb2.run("memory", {"action": "read", "key": "k"}))["value"] == "v"
+    finally:
+        tb2.close()
+
+
+def test_output_shapes(tb: Toolbox) -> None:
+    structured(tb, "save_insight", {"content": "a"})
+    structured(tb, "query_memory", {"keywords": "a"})
+    structured(tb, "memory", {"action": "list"})
+    structured(tb, "memory", {"action": "write", "key": "k", "value": "v"})
+    structured(tb, "memory", {"action": "read", "key": "k"})
+    structured(tb, "memory", {"action": "delete", "key": "k"})
+
+
+WRITER = """
+import sys
+from local_tools import Toolbox
+who, rounds, ws, state = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+tb = Toolbox(ws, state_dir=state, audit=False, plugins=False)
+for n in range(rounds):
+    env = tb.run("save_memory", {"kind": "insight", "content": f"{who} wrote {n}"})
+    assert env["success"], env
+    env = tb.run("memory", {"action": "write", "key": f"{who}.{n}", "value": str(n)})
+    assert env["success"], env
+tb.close()
+"""
+
+
+def test_two_processes_writing_at_once_lose_nothing(workspace: Path, tmp_path: Path) -> None:
+    state, rounds = tmp_path / "state", 40
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(WRITER),
+                who,
+                str(rounds),
+                str(workspace),
+                str(state),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for who in ("alice", "bob")
+    ]
+    for p in procs:
+        _, stderr = p.communicate(timeout=120)
+        assert p.returncode == 0, stderr
+    with sqlite3.connect(store_path(state, workspace)) as conn:
+        rows = conn.execute("SELECT content FROM memories").fetchall()
+        assert sorted(r[0] for r in rows) == sorted(
+            f"{who} wrote {n}" for who in ("alice", "bob") for n in range(rounds)
+        )
+        assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 2 * rounds
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'wrote'"
+            ).fetchone()[0]
+            == 2 * rounds
+        )
