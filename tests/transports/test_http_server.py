@@ -496,3 +496,19 @@ def test_load_10000_exec_calls_from_20_clients(tmp_path: Path) -> None:
     growth = (rss["last"] - rss["first"]) / 2**20
     print(f"{total} calls in {elapsed:.1f} s ({total / elapsed:.0f}/s), RSS growth {growth:.1f} MB")
     assert growth < 30, f"server RSS grew {growth:.1f} MB over {total - 1000} calls"
+
+
+def test_a_broken_plugin_is_logged_at_start_and_the_rest_serve(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    plugins = ws / ".local-tools" / "tools"
+    plugins.mkdir(parents=True)
+    (plugins / "broken.py").write_text("raise RuntimeError('half-written plugin')\n")
+    (ws / "a.txt").write_text("still here\n")
+    with serve(ws, tmp_path / "state") as server:
+        out = server.exec("read_file", {"path": "a.txt"})
+        assert out["status"] == "success" and "still here" in out["output"]
+        deadline = time.monotonic() + 10
+        while "half-written plugin" not in "".join(server.stderr):
+            assert time.monotonic() < deadline, "".join(server.stderr)
+            time.sleep(0.05)
+        assert "broken.py" in "".join(server.stderr)

@@ -443,6 +443,8 @@ def serve(
             super().handle_exit(sig, frame)
 
     _stderr_logging()
+    for failure in tb.registry.failures:  # the other tools still serve
+        log.error("custom tools not loaded from %s: %s", failure.source, failure.error)
     print(
         f"local-tools serve http: workspace {tb.workspace}\n"
         f"openlink URL (paste it into the openlink extension's popup):\n"
