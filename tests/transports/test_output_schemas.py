@@ -42,6 +42,18 @@ ALLOW = {
         "execute:command": "allow",
     }
 }
+# Project data the knowledge samples name.
+PROJECT_SEED = [
+    ("create_requirement", {"title": "r"}),
+    ("add_feature", {"title": "f", "covers": ["REQ-001"]}),
+    ("create_task", {"title": "t", "depends_on": ["TASK-002"]}),
+    ("create_task", {"title": "u", "depends_on": ["TASK-001"]}),
+]
+PROJECT_SEEDED = {
+    "get_requirements", "add_feature", "update_feature_status", "add_component",
+    "create_task", "update_task_status", "delete_project_item", "get_implementation_plan",
+    "get_design_document", "check_feature_coverage", "check_task_dependencies",
+}  # fmt: skip
 # Every built-in tool but `invalid` (which always fails) has a fixed shape.
 WITH_SCHEMA = sorted(set(SAMPLES))
 
@@ -245,6 +257,9 @@ def test_sample_call_matches_its_output_schema(
         assert _start(shell, "cat") == "p1"  # the samples name p1
     if name.startswith("promote_"):
         assert shell.run("save_insight", {"content": "seed"})["success"]  # the samples name 1
+    if name in PROJECT_SEEDED:  # the samples name REQ-001, FEAT-001, TASK-001
+        for tool_name, args in PROJECT_SEED:
+            assert shell.run(tool_name, args)["success"]
     out = structured(shell, name, SAMPLES[name])
     if name == "read_file":
         assert out["start_line"] == 2

@@ -100,6 +100,22 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "promote_to_decision": {"id": 1},
     "promote_to_pattern": {"id": 1},
     "memory": {"action": "write", "key": "build.command", "value": "make test"},
+    "create_requirement": {"title": "Users sign in", "description": "With SSO", "priority": "high"},
+    "get_requirements": {"ids": ["REQ-001"]},
+    "add_feature": {"title": "SSO login", "covers": ["REQ-001"]},
+    "update_feature_status": {"id": "FEAT-001", "status": "in_progress", "covers": ["REQ-001"]},
+    "add_component": {"title": "Auth service", "provides": ["FEAT-001"]},
+    "create_task": {
+        "title": "Write the callback",
+        "implements": "FEAT-001",
+        "depends_on": ["TASK-002"],
+    },
+    "update_task_status": {"id": "TASK-001", "status": "in_progress"},
+    "delete_project_item": {"id": "TASK-001"},
+    "get_implementation_plan": {},
+    "get_design_document": {},
+    "check_feature_coverage": {},
+    "check_task_dependencies": {},
     # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
     "batch": {
         "tool_calls": [

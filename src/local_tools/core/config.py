@@ -74,6 +74,8 @@ KNOWN_PERMISSIONS = (
     "network:outbound",
     "external:file",
     "skill",  # the subject is the skill's name
+    "read:project",  # the knowledge store's project data (requirements, tasks, ...)
+    "write:project",
 )
 
 _PERMISSION_RE = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+")

@@ -120,16 +120,29 @@ class KnowledgeStore:
             )  # fmt: skip
             self._conn.row_factory = sqlite3.Row
             self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
             with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
-            self._migrate()
+            self._set_up()
         except sqlite3.Error as exc:
             raise StorageError(
                 f"Could not open the knowledge database {self.path} ({exc}). "
                 "Check that the state folder is writable, then try again."
             ) from None
+
+    def _set_up(self) -> None:
+        # Two processes opening a new database at once: switching it to WAL takes an
+        # exclusive lock that a busy handler does not always wait for; retry instead.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _migrate(self) -> None:
         with self.write() as conn:

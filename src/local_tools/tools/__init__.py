@@ -8,14 +8,24 @@ __all__ = ["builtin_tools"]
 
 
 def builtin_tools() -> list[Tool]:
+    from local_tools.tools.add_component import add_component
+    from local_tools.tools.add_feature import add_feature
     from local_tools.tools.apply_patch import apply_patch
     from local_tools.tools.batch import batch
+    from local_tools.tools.check_feature_coverage import check_feature_coverage
+    from local_tools.tools.check_task_dependencies import check_task_dependencies
+    from local_tools.tools.create_requirement import create_requirement
+    from local_tools.tools.create_task import create_task
+    from local_tools.tools.delete_project_item import delete_project_item
     from local_tools.tools.edit import edit
     from local_tools.tools.exec_cmd import exec_cmd
     from local_tools.tools.file_copy import file_copy
     from local_tools.tools.file_delete import file_delete
     from local_tools.tools.file_move import file_move
     from local_tools.tools.file_stat import file_stat
+    from local_tools.tools.get_design_document import get_design_document
+    from local_tools.tools.get_implementation_plan import get_implementation_plan
+    from local_tools.tools.get_requirements import get_requirements
     from local_tools.tools.glob import glob
     from local_tools.tools.grep import grep
     from local_tools.tools.http_request import http_request
@@ -40,6 +50,8 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.skill import skill
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
+    from local_tools.tools.update_feature_status import update_feature_status
+    from local_tools.tools.update_task_status import update_task_status
     from local_tools.tools.web_fetch import web_fetch
     from local_tools.tools.web_search import web_search
     from local_tools.tools.write_file import write_file
@@ -79,6 +91,18 @@ def builtin_tools() -> list[Tool]:
         promote_to_decision,
         promote_to_pattern,
         memory,
+        create_requirement,
+        get_requirements,
+        add_feature,
+        update_feature_status,
+        add_component,
+        create_task,
+        update_task_status,
+        delete_project_item,
+        get_implementation_plan,
+        get_design_document,
+        check_feature_coverage,
+        check_task_dependencies,
         batch,
         invalid,
     ]
