@@ -116,6 +116,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "get_design_document": {},
     "check_feature_coverage": {},
     "check_task_dependencies": {},
+    "check_data_format": {
+        "path": "data.json",
+        "schema": '{"type": "object", "required": ["name"]}',
+    },
     # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
     "batch": {
         "tool_calls": [

@@ -12,6 +12,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.add_feature import add_feature
     from local_tools.tools.apply_patch import apply_patch
     from local_tools.tools.batch import batch
+    from local_tools.tools.check_data_format import check_data_format
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
     from local_tools.tools.create_requirement import create_requirement
@@ -103,6 +104,7 @@ def builtin_tools() -> list[Tool]:
         get_design_document,
         check_feature_coverage,
         check_task_dependencies,
+        check_data_format,
         batch,
         invalid,
     ]
