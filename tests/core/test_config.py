@@ -393,7 +393,8 @@ def test_init_template_elsewhere_keeps_the_workspace_root(ws: Path, tmp_path: Pa
 def test_init_template_shows_every_section_and_is_commented() -> None:
     text = default_config_toml()
     parsed = tomllib.loads(text)
-    sections = {"workspace", "permissions", "sandbox", "network", "limits", "toolsets", "http"}
+    sections = {"workspace", "permissions", "sandbox", "network", "browser", "limits", "toolsets"}
+    sections.add("http")
     assert set(parsed) == sections
     assert set(parsed) == set(Config.model_fields) - {"users"}
     assert "[users.alice.permissions]" in text  # shown as a commented example

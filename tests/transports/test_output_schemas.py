@@ -153,6 +153,12 @@ def _start(tb: Toolbox, command: str) -> str:
 # The web tools' samples name https://example.com; they run against a loopback server
 # instead (allow_private names it, and it answers the search in SearXNG's format).
 WEB_TOOLS = ("web_fetch", "http_request", "web_search")
+# The browser tools' samples act on a form page, loaded first; one browser for them all.
+BROWSER_TOOLS = tuple(name for name in SAMPLES if name.startswith("browser_"))
+BROWSER_FORM = (
+    "<html><head><title>Form</title></head><body><input id=name>"
+    "<button id=go>Go</button></body></html>"
+)
 
 
 @pytest.fixture
@@ -192,6 +198,24 @@ def _web_sample(server: net_server.Server, name: str) -> dict[str, Any]:
     if "url" in sample:
         sample["url"] = server.url("/" + sample["url"].rsplit("/", 1)[1])
     return sample
+
+
+@pytest.fixture(scope="module")
+def browser_toolbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("no /usr/bin/chromium: `make test` installs Debian's chromium")
+    server = net_server.serve("127.0.0.1")
+    server.routes["/form"] = net_server.html(BROWSER_FORM)
+    root = tmp_path_factory.mktemp("browser")
+    (root / "ws").mkdir()
+    config = {
+        "permissions": {"network:outbound": "allow", "browser:evaluate": "allow"},
+        "network": {"allow_private": ["127.0.0.1"]},
+    }
+    tb = Toolbox(root / "ws", config, state_dir=root / "state", audit=False, plugins=False)
+    yield tb, server
+    tb.close()
+    server.stop()
 
 
 @pytest.fixture
@@ -245,8 +269,21 @@ def test_only_mcp_declarations_carry_an_output_schema(tools: list[Tool], fmt: st
 @pytest.mark.skipif(not POSIX, reason="POSIX shell commands")
 @pytest.mark.parametrize("name", WITH_SCHEMA)
 def test_sample_call_matches_its_output_schema(
-    shell: Toolbox, workspace: Path, name: str, web: net_server.Server, make_toolbox: Any
+    shell: Toolbox,
+    workspace: Path,
+    name: str,
+    web: net_server.Server,
+    make_toolbox: Any,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if name in BROWSER_TOOLS:
+        tb, server = request.getfixturevalue("browser_toolbox")
+        assert tb.run("browser_navigate", {"url": server.url("/form")})["success"]
+        sample = {**SAMPLES[name]}
+        if "url" in sample:
+            sample["url"] = server.url("/form")
+        structured(tb, name, sample)
+        return
     if name in WEB_TOOLS:
         out = structured(_web_toolbox(make_toolbox, web), name, _web_sample(web, name))
         assert out.get("status_code", 200) == 200 and out.get("results", [1])

@@ -71,6 +71,23 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "body": '{"name": "ada"}',
     },
     "web_search": {"query": "python httpx", "num_results": 2},
+    # The browser tools run for real against a loopback page in test_output_schemas.py.
+    "browser_launch": {"headless": True},
+    "browser_navigate": {"url": "https://example.com/form"},
+    "browser_snapshot": {"max_length": 5000},
+    "browser_click": {"selector": "#go"},
+    "browser_type": {"selector": "#name", "text": "Ada", "submit": False},
+    "browser_scroll": {"direction": "down", "amount": 300},
+    "browser_hover": {"selector": "#go"},
+    "browser_press_key": {"key": "a", "modifiers": ["Control"]},
+    "browser_screenshot": {"full_page": True},
+    "browser_get_dom": {"selector": "body", "max_depth": 3},
+    "browser_evaluate": {"script": "() => document.title"},
+    "browser_wait_for": {"selector": "#go", "timeout": 5},
+    "browser_go_back": {},
+    "browser_go_forward": {},
+    "browser_reload": {},
+    "browser_get_state": {},
     "question": {"question": "Which one?", "options": ["a", "b"]},
     "todo_write": {
         "todos": [

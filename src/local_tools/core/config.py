@@ -44,6 +44,7 @@ __all__ = [
     "CONFIG_FILENAME",
     "KNOWN_PERMISSIONS",
     "Action",
+    "BrowserConfig",
     "Config",
     "ConfigError",
     "HttpConfig",
@@ -74,6 +75,7 @@ KNOWN_PERMISSIONS = (
     "network:outbound",
     "external:file",
     "skill",  # the subject is the skill's name
+    "browser:evaluate",  # browser_evaluate: the subject is the page's host
     "read:project",  # the knowledge store's project data (requirements, tasks, ...)
     "write:project",
 )
@@ -239,6 +241,14 @@ class NetworkConfig(_Section):
     search: SearchConfig = Field(default_factory=SearchConfig)
 
 
+class BrowserConfig(_Section):
+    """`[browser]`: the Chromium the browser tools drive (Playwright's own download is
+    never used)."""
+
+    executable: str = ""  # "": /usr/bin/chromium, else chromium or chrome on PATH
+    headless: Annotated[bool, Field(strict=True)] = True
+
+
 class LimitsConfig(_Section):
     max_output_lines: PositiveInt = 2000
     max_output_bytes: PositiveInt = 51200
@@ -267,6 +277,7 @@ class Config(_Section):
     users: dict[Name, UserConfig] = Field(default_factory=dict)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
@@ -500,6 +511,10 @@ provider = ""                 # searxng | brave | tavily | exa ("": web_search i
 url = ""                      # searxng: your instance, e.g. "http://127.0.0.1:8888";
 #                             # others: the API endpoint when not the public one
 api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
+
+[browser]                     # the browser_* tools (Playwright driving Chromium)
+executable = ""               # "": /usr/bin/chromium, else chromium or chrome on PATH
+headless = true               # false: a visible window (needs a display)
 
 [limits]
 max_output_lines = 2000

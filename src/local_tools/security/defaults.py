@@ -55,6 +55,8 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
     # Loading a skill reads instructions the user or the project wrote down, from the
     # skills folders only: no more than a read, and the model is meant to use them.
     "skill": {"*": "allow"},
+    # Script run in the page can do anything the page's session can (post, pay, delete).
+    "browser:evaluate": {"*": "ask"},
     # Project data (requirements, features, tasks) lives in the workspace's state
     # database, not in the user's files: planning is the point of those tools.
     "read:project": {"*": "allow"},

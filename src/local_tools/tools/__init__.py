@@ -12,6 +12,22 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.add_feature import add_feature
     from local_tools.tools.apply_patch import apply_patch
     from local_tools.tools.batch import batch
+    from local_tools.tools.browser_click import browser_click
+    from local_tools.tools.browser_evaluate import browser_evaluate
+    from local_tools.tools.browser_get_dom import browser_get_dom
+    from local_tools.tools.browser_get_state import browser_get_state
+    from local_tools.tools.browser_go_back import browser_go_back
+    from local_tools.tools.browser_go_forward import browser_go_forward
+    from local_tools.tools.browser_hover import browser_hover
+    from local_tools.tools.browser_launch import browser_launch
+    from local_tools.tools.browser_navigate import browser_navigate
+    from local_tools.tools.browser_press_key import browser_press_key
+    from local_tools.tools.browser_reload import browser_reload
+    from local_tools.tools.browser_screenshot import browser_screenshot
+    from local_tools.tools.browser_scroll import browser_scroll
+    from local_tools.tools.browser_snapshot import browser_snapshot
+    from local_tools.tools.browser_type import browser_type
+    from local_tools.tools.browser_wait_for import browser_wait_for
     from local_tools.tools.check_data_format import check_data_format
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
@@ -105,6 +121,22 @@ def builtin_tools() -> list[Tool]:
         check_feature_coverage,
         check_task_dependencies,
         check_data_format,
+        browser_launch,
+        browser_navigate,
+        browser_snapshot,
+        browser_click,
+        browser_type,
+        browser_scroll,
+        browser_hover,
+        browser_press_key,
+        browser_screenshot,
+        browser_get_dom,
+        browser_evaluate,
+        browser_wait_for,
+        browser_go_back,
+        browser_go_forward,
+        browser_reload,
+        browser_get_state,
         batch,
         invalid,
     ]

@@ -1,0 +1,93 @@
+"""What the browser tools share: the toolbox's browser session, the element a call names,
+the common argument and output fields. The browser itself is `local_tools.browser`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.browser import BrowserSession, find_executable
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Args, Output
+from local_tools.tools import _web
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
+    "RESOURCE_KEY",
+    "TOOL_DEADLINE",
+    "ElementArgs",
+    "PageOutput",
+    "TimeoutArgs",
+    "call",
+    "page_info",
+    "render_page",
+    "session",
+]
+
+DEFAULT_TIMEOUT = 30.0
+MAX_TIMEOUT = 120.0
+# The runner's deadline for a browser tool: past the longest timeout plus a cold start.
+TOOL_DEADLINE = MAX_TIMEOUT + 40
+RESOURCE_KEY = "browser"
+
+
+class TimeoutArgs(Args):
+    timeout: float = Field(
+        DEFAULT_TIMEOUT,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description=f"Seconds this call may take (default {DEFAULT_TIMEOUT:g}, max 120).",
+    )
+
+
+class ElementArgs(TimeoutArgs):
+    ref: str | None = Field(
+        None, description="An element ref from browser_snapshot, e.g. 'e12'.", max_length=64
+    )
+    selector: str | None = Field(
+        None,
+        description="A CSS (or Playwright) selector; the first match is used. Prefer ref.",
+        max_length=2000,
+    )
+
+
+class PageOutput(Output):
+    url: str = Field(description="The current page's URL.")
+    title: str = Field(description="The current page's title.")
+    notes: list[str] = Field(
+        None, description="What happened besides the call (e.g. the browser was restarted)."
+    )
+
+
+def session(ctx: ToolContext) -> BrowserSession:
+    """The toolbox's browser (started on its first call, closed with the toolbox)."""
+    settings = ctx.config.browser
+    return ctx.resource(
+        RESOURCE_KEY,
+        lambda: BrowserSession(
+            find_executable(settings.executable), _web.guard(ctx), headless=settings.headless
+        ),
+    )
+
+
+async def call(
+    ctx: ToolContext,
+    op: Callable[[BrowserSession], Awaitable[dict[str, Any]]],
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
+    return await session(ctx).run(op, timeout)
+
+
+async def page_info(browser: BrowserSession) -> dict[str, Any]:
+    page = browser.page
+    return {"url": page.url, "title": await page.title()}
+
+
+def render_page(output: dict[str, Any]) -> str:
+    text = f"{output.get('title') or '(no title)'} — {output['url']}"
+    for note in output.get("notes", []):
+        text += f"\n(Note: {note})"
+    return text

@@ -1,0 +1,81 @@
+"""browser_evaluate: run JavaScript in the page and return its (JSON) result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+
+from local_tools.browser import BrowserSession
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import InvalidInput
+from local_tools.core.tool import Hints, tool
+from local_tools.security import net
+from local_tools.tools import _browser
+
+__all__ = ["BrowserEvaluateArgs", "BrowserEvaluateOutput", "browser_evaluate"]
+
+MAX_RESULT_CHARS = 50_000
+
+
+class BrowserEvaluateArgs(_browser.TimeoutArgs):
+    script: str = Field(
+        description="A JavaScript expression, or a function such as "
+        "`() => document.title`; an async function is awaited.",
+        min_length=1,
+        max_length=100_000,
+    )
+
+
+class BrowserEvaluateOutput(_browser.PageOutput):
+    result: str = Field(description="The value, as JSON (undefined becomes null).")
+
+
+DESCRIPTION = """Run JavaScript in the browser page and return its value as JSON. The
+script runs with the page's rights (its cookies, its logged-in session): it asks for
+permission (browser:evaluate, per host) unless the user allowed it. A Promise is
+awaited. For reading the page prefer browser_snapshot or browser_get_dom."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    return f"{_browser.render_page(output)}\n\n{output['result']}"
+
+
+def _subject(args: Any, ctx: ToolContext) -> Sequence[str]:
+    """The host of the page the script would run in (the browser's current page)."""
+    browser = ctx.resources.peek(_browser.RESOURCE_KEY) if ctx.resources else None
+    page = getattr(browser, "page", None)
+    return [net.url_host(page.url) if page is not None else "about:blank"]
+
+
+@tool(
+    "browser_evaluate",
+    args=BrowserEvaluateArgs,
+    description=DESCRIPTION,
+    permission="browser:evaluate",
+    hints=Hints(destructive=True, open_world=True),
+    toolset="browser",
+    subjects=_subject,
+    render=_render,
+    timeout=_browser.TOOL_DEADLINE,
+    output=BrowserEvaluateOutput,
+)
+async def browser_evaluate(args: BrowserEvaluateArgs, ctx: ToolContext) -> dict[str, Any]:
+    async def evaluate(browser: BrowserSession) -> dict[str, Any]:
+        try:
+            value = await browser.page.evaluate(args.script)
+        except Exception as exc:
+            if "TimeoutError" in type(exc).__name__ or "closed" in str(exc):
+                raise
+            raise InvalidInput(f"The script failed: {str(exc).splitlines()[0]}") from None
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > MAX_RESULT_CHARS:
+            raise InvalidInput(
+                f"The result is {len(text)} characters of JSON, over {MAX_RESULT_CHARS}: "
+                "return less (a slice, a count, selected fields)."
+            )
+        return {**await _browser.page_info(browser), "result": text}
+
+    return await _browser.call(ctx, evaluate, args.timeout)

@@ -1,0 +1,80 @@
+"""browser_launch: start (or restart) the browser with a window size and headless mode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from local_tools.browser import BrowserSession
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Hints, Output, tool
+from local_tools.tools import _browser
+
+__all__ = ["BrowserLaunchArgs", "BrowserLaunchOutput", "browser_launch"]
+
+
+class Viewport(BaseModel):
+    width: int = Field(1280, ge=200, le=7680, description="Pixels.")
+    height: int = Field(800, ge=200, le=4320, description="Pixels.")
+
+
+class BrowserLaunchArgs(_browser.TimeoutArgs):
+    headless: bool = Field(True, description="False: a visible window (needs a display).")
+    viewport: Viewport | None = Field(
+        None, description="The page's size in CSS pixels (default 1280x800)."
+    )
+
+
+class BrowserLaunchOutput(Output):
+    executable: str = Field(description="The Chromium being driven.")
+    version: str = Field(description="Its version.")
+    headless: bool = Field(description="Whether it has no window.")
+    viewport: dict[str, int] = Field(description="width and height in CSS pixels.")
+    url: str = Field(description="The current page (about:blank after a launch).")
+    notes: list[str] = Field(None, description="What happened besides the call.")
+
+
+DESCRIPTION = """Start the browser (Chromium) with these settings, or restart it with new ones.
+
+Optional: any browser tool starts the browser with the defaults (headless, 1280x800)
+when it is not running. A launch with other settings than the running browser's
+closes it first, and its pages with it. One browser per session; it is closed when
+the tools are."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    size = output["viewport"]
+    mode = "headless" if output["headless"] else "with a window"
+    return (
+        f"Chromium {output['version']} ({output['executable']}) running {mode}, "
+        f"{size['width']}x{size['height']}, at {output['url']}."
+    )
+
+
+@tool(
+    "browser_launch",
+    args=BrowserLaunchArgs,
+    description=DESCRIPTION,
+    hints=Hints(idempotent=True),
+    toolset="browser",
+    render=_render,
+    timeout=_browser.TOOL_DEADLINE,
+    output=BrowserLaunchOutput,
+)
+async def browser_launch(args: BrowserLaunchArgs, ctx: ToolContext) -> dict[str, Any]:
+    size = args.viewport or Viewport()
+    wanted = (size.width, size.height)
+
+    async def launch(browser: BrowserSession) -> dict[str, Any]:
+        if (browser.headless, browser.viewport) != (args.headless, wanted):
+            await browser.relaunch(args.headless, wanted)
+        return {
+            "executable": browser.executable,
+            "version": browser.version,
+            "headless": browser.headless,
+            "viewport": {"width": wanted[0], "height": wanted[1]},
+            "url": browser.page.url,
+        }
+
+    return await _browser.call(ctx, launch, args.timeout)

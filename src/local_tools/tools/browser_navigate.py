@@ -1,0 +1,70 @@
+"""browser_navigate: load a URL in the browser's page."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from local_tools.browser import BrowserSession
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Hints, tool
+from local_tools.security import net
+from local_tools.tools import _browser, _web
+
+__all__ = ["BrowserNavigateArgs", "BrowserNavigateOutput", "browser_navigate"]
+
+
+class BrowserNavigateArgs(_browser.TimeoutArgs):
+    url: str = Field(description="The http:// or https:// URL to load.", max_length=8192)
+    wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = Field(
+        "load", description="When the navigation counts as done (default: the load event)."
+    )
+
+
+class BrowserNavigateOutput(_browser.PageOutput):
+    status: int | None = Field(description="The HTTP status of the page (null: none, e.g. #x).")
+
+
+DESCRIPTION = """Load a URL in the browser (a real Chromium that runs the page's scripts).
+
+Use it for pages a plain fetch cannot render, or to check a web app. Then read the page
+with browser_snapshot (elements with refs to click or type into). The host is asked
+for like web_fetch's (network:outbound); every request the page makes passes the same
+address guard: addresses on this machine or the local network are refused unless
+[network] allow_private names them, and refused requests are listed by
+browser_get_state. A page that does not finish loading within `timeout` is a TIMEOUT."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    return f"[{output['status']}] " + _browser.render_page(output)
+
+
+@tool(
+    "browser_navigate",
+    args=BrowserNavigateArgs,
+    description=DESCRIPTION,
+    permission="network:outbound",
+    hints=Hints(open_world=True),
+    toolset="browser",
+    subjects=_web.url_subject,
+    render=_render,
+    timeout=_browser.TOOL_DEADLINE,
+    output=BrowserNavigateOutput,
+)
+async def browser_navigate(args: BrowserNavigateArgs, ctx: ToolContext) -> dict[str, Any]:
+    url = str(net.parse_url(args.url))
+
+    async def navigate(browser: BrowserSession) -> dict[str, Any]:
+        try:
+            response = await browser.page.goto(url, wait_until=args.wait_until)
+        except Exception as exc:
+            # A navigation still settling (an error page after a refused load, a script
+            # redirect) can cut this one short: once more, after it.
+            if "interrupted by another navigation" not in str(exc):
+                raise
+            response = await browser.page.goto(url, wait_until=args.wait_until)
+        status = response.status if response is not None else None
+        return {**await _browser.page_info(browser), "status": status}
+
+    return await _browser.call(ctx, navigate, args.timeout)

@@ -1,0 +1,59 @@
+"""browser_type: type text into a field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from local_tools.browser import BrowserSession
+from local_tools.core.context import ToolContext
+from local_tools.core.tool import Hints, tool
+from local_tools.tools import _browser
+
+__all__ = ["BrowserTypeArgs", "browser_type"]
+
+
+class BrowserTypeArgs(_browser.ElementArgs):
+    text: str = Field(description="The text to type.", max_length=100_000)
+    delay: int = Field(0, ge=0, le=1000, description="Milliseconds between keys (0: fill).")
+    clear: bool = Field(True, description="Replace the field's text (false: add to it).")
+    submit: bool = Field(False, description="Press Enter afterwards.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> BrowserTypeArgs:
+        if bool(self.ref) == bool(self.selector):
+            raise ValueError("give exactly one of ref or selector")
+        return self
+
+
+DESCRIPTION = """Type text into an input, textarea or editable element, named by `ref`
+(from browser_snapshot) or `selector`. By default the field's text is replaced
+(clear=false adds to it); delay > 0 types key by key, for pages that react to each key.
+submit=true presses Enter afterwards."""
+
+
+@tool(
+    "browser_type",
+    args=BrowserTypeArgs,
+    description=DESCRIPTION,
+    hints=Hints(open_world=True),
+    toolset="browser",
+    render=_browser.render_page,
+    timeout=_browser.TOOL_DEADLINE,
+    output=_browser.PageOutput,
+)
+async def browser_type(args: BrowserTypeArgs, ctx: ToolContext) -> dict[str, Any]:
+    async def type_text(browser: BrowserSession) -> dict[str, Any]:
+        element = await browser.element(args.selector, args.ref)
+        if args.clear and not args.delay:
+            await element.fill(args.text)
+        else:
+            if args.clear:
+                await element.fill("")
+            await element.press_sequentially(args.text, delay=args.delay)
+        if args.submit:
+            await element.press("Enter")
+        return await _browser.page_info(browser)
+
+    return await _browser.call(ctx, type_text, args.timeout)
