@@ -294,6 +294,8 @@ def test_sample_call_matches_its_output_schema(
         assert _start(shell, "cat") == "p1"  # the samples name p1
     if name.startswith("promote_"):
         assert shell.run("save_insight", {"content": "seed"})["success"]  # the samples name 1
+    if name == "import_knowledge":
+        assert shell.run("export_knowledge", {"path": "knowledge.json"})["success"]
     if name == "check_data_format":
         (workspace / "data.json").write_text('{"name": "x"}')
     if name in PROJECT_SEEDED:  # the samples name REQ-001, FEAT-001, TASK-001

@@ -137,6 +137,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "path": "data.json",
         "schema": '{"type": "object", "required": ["name"]}',
     },
+    "export_knowledge": {"path": "knowledge.json"},
+    "import_knowledge": {"path": "knowledge.json", "mode": "merge"},
     # `args` as JSON text is what strict OpenAI models can send (an empty object otherwise).
     "batch": {
         "tool_calls": [

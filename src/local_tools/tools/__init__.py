@@ -36,6 +36,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.delete_project_item import delete_project_item
     from local_tools.tools.edit import edit
     from local_tools.tools.exec_cmd import exec_cmd
+    from local_tools.tools.export_knowledge import export_knowledge
     from local_tools.tools.file_copy import file_copy
     from local_tools.tools.file_delete import file_delete
     from local_tools.tools.file_move import file_move
@@ -46,6 +47,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.glob import glob
     from local_tools.tools.grep import grep
     from local_tools.tools.http_request import http_request
+    from local_tools.tools.import_knowledge import import_knowledge
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.memory import memory
@@ -121,6 +123,8 @@ def builtin_tools() -> list[Tool]:
         check_feature_coverage,
         check_task_dependencies,
         check_data_format,
+        export_knowledge,
+        import_knowledge,
         browser_launch,
         browser_navigate,
         browser_snapshot,

@@ -1,0 +1,67 @@
+"""export_knowledge / import_knowledge: a round trip, merge and replace, bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from envelopes import err, ok
+from local_tools import Toolbox
+from transports.test_output_schemas import structured
+
+
+def _fill(tb: Toolbox) -> None:
+    ok(tb.run("save_insight", {"content": "WAL helps", "tags": ["sqlite"]}))
+    ok(tb.run("promote_to_decision", {"id": 1}))
+    ok(tb.run("memory", {"action": "write", "key": "k", "value": "v"}))
+    ok(tb.run("create_requirement", {"title": "r"}))
+    ok(tb.run("add_feature", {"title": "f", "covers": ["REQ-001"]}))
+    ok(tb.run("create_task", {"title": "a"}))
+    ok(tb.run("create_task", {"title": "b", "depends_on": ["TASK-001"]}))
+    ok(tb.run("delete_project_item", {"id": "TASK-002"}))
+
+
+def test_round_trip_into_another_workspace(
+    make_toolbox: Any, workspace: Path, tmp_path: Path
+) -> None:
+    tb = make_toolbox()
+    _fill(tb)
+    out = ok(tb.run("export_knowledge", {"path": "kb/knowledge.json"}))
+    assert out["counts"]["memories"] == 2 and out["counts"]["items"] == 3
+    doc = json.loads((workspace / "kb" / "knowledge.json").read_text())
+    assert doc["format"] == "local-tools-knowledge"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "k.json").write_text(json.dumps(doc))
+    tb2 = make_toolbox(workspace=other)
+    added = ok(tb2.run("import_knowledge", {"path": "k.json"}))["added"]
+    assert added == {"memories": 2, "kv": 1, "items": 3, "links": 1}
+    assert ok(tb2.run("query_memory", {"keywords": "wal"}))["count"] == 2
+    assert ok(tb2.run("memory", {"action": "read", "key": "k"}))["value"] == "v"
+    # The deleted TASK-002 stays retired in the new workspace too.
+    assert ok(tb2.run("create_task", {"title": "c"}))["id"] == "TASK-003"
+    # Merging again adds nothing; replace brings the store back to the file.
+    assert set(ok(tb2.run("import_knowledge", {"path": "k.json"}))["added"].values()) == {0}
+    ok(tb2.run("import_knowledge", {"path": "k.json", "mode": "replace"}))
+    ids = [t["id"] for t in ok(tb2.run("get_implementation_plan"))["steps"]]
+    assert ids == ["TASK-001"]
+    assert ok(tb2.run("create_task", {"title": "d"}))["id"] == "TASK-004"
+
+
+def test_bad_files_change_nothing(tb: Toolbox, workspace: Path) -> None:
+    ok(tb.run("create_requirement", {"title": "r"}))
+    (workspace / "x.json").write_text("{nope")
+    err(tb.run("import_knowledge", {"path": "x.json"}), "INVALID_INPUT")
+    (workspace / "y.json").write_text('{"format": "something-else"}')
+    err(tb.run("import_knowledge", {"path": "y.json", "mode": "replace"}), "INVALID_INPUT")
+    bad = {"format": "local-tools-knowledge", "version": 1, "items": [{"title": "no id"}]}
+    (workspace / "z.json").write_text(json.dumps(bad))
+    err(tb.run("import_knowledge", {"path": "z.json", "mode": "replace"}), "INVALID_INPUT")
+    err(tb.run("import_knowledge", {"path": "missing.json"}), "NOT_FOUND")
+    assert ok(tb.run("get_requirements", {}))["count"] == 1
+
+
+def test_output_shapes(tb: Toolbox) -> None:
+    structured(tb, "export_knowledge", {"path": "k.json"})
+    structured(tb, "import_knowledge", {"path": "k.json"})
