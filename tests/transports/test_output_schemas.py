@@ -276,6 +276,19 @@ def test_sample_call_matches_its_output_schema(
     make_toolbox: Any,
     request: pytest.FixtureRequest,
 ) -> None:
+    if name in ("screenshot", "open_in_folder"):
+        # The desktop stubbed (the real one: tests/tools/test_system_tools.py, Xvfb).
+        from local_tools import desktop
+
+        shot = desktop.Capture(_png(4, 3), 4, 3, 1, 1)
+        request.getfixturevalue("monkeypatch").setattr(desktop, "capture", lambda m: shot)
+        request.getfixturevalue("monkeypatch").setattr(
+            desktop, "reveal", lambda path: ["xdg-open", str(path.parent)]
+        )
+        allowed = {"permissions": {"system:screenshot": "allow"}}
+        out = structured(make_toolbox(allowed), name, SAMPLES[name])
+        assert out.get("width", 4) == 4
+        return
     if name in BROWSER_TOOLS:
         tb, server = request.getfixturevalue("browser_toolbox")
         assert tb.run("browser_navigate", {"url": server.url("/form")})["success"]

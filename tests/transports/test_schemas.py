@@ -88,6 +88,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "browser_go_forward": {},
     "browser_reload": {},
     "browser_get_state": {},
+    # The system tools run in test_output_schemas.py with the desktop stubbed.
+    "screenshot": {"monitor": 1},
+    "open_in_folder": {"path": "a.txt"},
     "question": {"question": "Which one?", "options": ["a", "b"]},
     "todo_write": {
         "todos": [

@@ -76,6 +76,7 @@ KNOWN_PERMISSIONS = (
     "external:file",
     "skill",  # the subject is the skill's name
     "browser:evaluate",  # browser_evaluate: the subject is the page's host
+    "system:screenshot",  # screenshot: the subject is "monitor N"
     "read:project",  # the knowledge store's project data (requirements, tasks, ...)
     "write:project",
 )

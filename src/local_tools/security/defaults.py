@@ -57,6 +57,8 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
     "skill": {"*": "allow"},
     # Script run in the page can do anything the page's session can (post, pay, delete).
     "browser:evaluate": {"*": "ask"},
+    # Whatever is on the user's screen, other programs' windows included.
+    "system:screenshot": {"*": "ask"},
     # Project data (requirements, features, tasks) lives in the workspace's state
     # database, not in the user's files: planning is the point of those tools.
     "read:project": {"*": "allow"},

@@ -52,6 +52,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.list_dir import list_dir
     from local_tools.tools.memory import memory
     from local_tools.tools.multi_edit import multi_edit
+    from local_tools.tools.open_in_folder import open_in_folder
     from local_tools.tools.process_input import process_input
     from local_tools.tools.process_kill import process_kill
     from local_tools.tools.process_list import process_list
@@ -66,6 +67,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
     from local_tools.tools.save_memory import save_insight, save_issue, save_learning, save_memory
+    from local_tools.tools.screenshot import screenshot
     from local_tools.tools.skill import skill
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
@@ -141,6 +143,8 @@ def builtin_tools() -> list[Tool]:
         browser_go_forward,
         browser_reload,
         browser_get_state,
+        screenshot,
+        open_in_folder,
         batch,
         invalid,
     ]

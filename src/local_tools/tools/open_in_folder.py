@@ -1,0 +1,53 @@
+"""open_in_folder: show a workspace file or folder in the user's file manager."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from local_tools import desktop
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import NotFound
+from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.tools._common import path_subject, shown_path
+
+__all__ = ["OpenInFolderArgs", "OpenInFolderOutput", "open_in_folder"]
+
+
+class OpenInFolderArgs(Args):
+    path: str = Field(description="The file or folder to show (workspace-relative or absolute).")
+
+
+class OpenInFolderOutput(Output):
+    path: str = Field(description="The path shown.")
+    command: list[str] = Field(description="The command that opened the file manager.")
+
+
+DESCRIPTION = """Show a file or folder in the user's file manager (Finder, Explorer, or
+the Linux desktop's through xdg-open), the file selected where the platform can, so
+the user can look at what was made. Paths outside the workspace roots are refused; a
+missing path is NOT_FOUND; without a display (a headless machine) it fails saying so."""
+
+
+def _render(output: dict[str, Any]) -> str:
+    return f"Opened {output['path']} in the file manager ({' '.join(output['command'][:1])})."
+
+
+@tool(
+    "open_in_folder",
+    args=OpenInFolderArgs,
+    description=DESCRIPTION,
+    permission="read:file",
+    hints=Hints(read_only=True, open_world=True),
+    toolset="system",
+    subjects=path_subject,
+    render=_render,
+    output=OpenInFolderOutput,
+)
+def open_in_folder(args: OpenInFolderArgs, ctx: ToolContext) -> dict[str, Any]:
+    real = ctx.jail.resolve(args.path)
+    if not real.exists():
+        raise NotFound(f"{shown_path(ctx, args.path)} does not exist: nothing to show.")
+    command = desktop.reveal(real)
+    return {"path": ctx.jail.display(real), "command": command}
