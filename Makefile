@@ -30,10 +30,20 @@ $(NODE_DEPS): tests/interop/package.json tests/interop/package-lock.json
 	cd tests/interop && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The web console's browser tests drive Debian's chromium through Playwright (which
-# cannot download a browser of its own here). Installed when missing, if we may.
+# The web console's and the browser tools' tests drive Debian's chromium through
+# Playwright (which cannot download a browser of its own here); the screenshot tool's
+# run under Xvfb. Installed when missing, if we may.
 CHROMIUM := /usr/bin/chromium
-browser-deps: $(CHROMIUM)
+XVFB := /usr/bin/Xvfb
+browser-deps: $(CHROMIUM) $(XVFB)
+$(XVFB):
+	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq xvfb; } \
+			|| echo "apt-get could not install xvfb: the screenshot test will skip"; \
+	else \
+		echo "no $(XVFB) and no apt-get as root to install it: the screenshot test" \
+			"(tests/tools/test_system_tools.py) will skip"; \
+	fi
 $(CHROMIUM):
 	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
