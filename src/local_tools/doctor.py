@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import shutil
 import sys
 from typing import TYPE_CHECKING
 
@@ -34,6 +33,17 @@ def _sandbox(tb: Toolbox, engine: SandboxEngine) -> str:
     return f"{name}, {mode}, {network} ({detail})"
 
 
+def _browser(tb: Toolbox) -> str:
+    """The Chromium the browser tools would drive ([browser] executable), or why none."""
+    from local_tools.browser import find_executable
+    from local_tools.core.errors import ToolError
+
+    try:
+        return find_executable(tb.config.browser.executable)
+    except ToolError as exc:
+        return f"not found: {exc.message}"
+
+
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
@@ -43,7 +53,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
 
     abi = landlock_abi()
     bwrap = ", ".join(bwrap_binaries())
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    browser = _browser(tb)
     return [
         ("local-tools", __version__),
         ("python", f"{platform.python_version()} ({sys.executable})"),
@@ -58,7 +68,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("process tree", cgroup_info()),
         ("landlock", f"ABI {abi}" if abi else "unavailable"),
         ("bubblewrap", bwrap or "not found"),
-        ("browser", browser or "not found"),
+        ("browser", browser),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
     ]

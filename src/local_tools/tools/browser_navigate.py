@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 from pydantic import Field
@@ -13,6 +14,8 @@ from local_tools.security import net
 from local_tools.tools import _browser, _web
 
 __all__ = ["BrowserNavigateArgs", "BrowserNavigateOutput", "browser_navigate"]
+
+_ATTEMPTS = 3  # goto tries when another navigation interrupts it
 
 
 class BrowserNavigateArgs(_browser.TimeoutArgs):
@@ -56,14 +59,24 @@ async def browser_navigate(args: BrowserNavigateArgs, ctx: ToolContext) -> dict[
     url = str(net.parse_url(args.url))
 
     async def navigate(browser: BrowserSession) -> dict[str, Any]:
-        try:
-            response = await browser.page.goto(url, wait_until=args.wait_until)
-        except Exception as exc:
-            # A navigation still settling (an error page after a refused load, a script
-            # redirect) can cut this one short: once more, after it.
-            if "interrupted by another navigation" not in str(exc):
-                raise
-            response = await browser.page.goto(url, wait_until=args.wait_until)
+        page = browser.page
+        for attempt in range(_ATTEMPTS):
+            try:
+                response = await page.goto(url, wait_until=args.wait_until)
+                break
+            except Exception as exc:
+                if "ERR_BLOCKED_BY_CLIENT" in str(exc):
+                    # Chromium commits an error page after a refused load: let it settle,
+                    # so that it does not cut the next navigation short.
+                    with contextlib.suppress(Exception):
+                        await page.wait_for_load_state("load", timeout=2000)
+                    raise
+                # A navigation still settling (an error page, a script redirect) can cut
+                # this one short: again, after it.
+                if "interrupted by another navigation" not in str(exc) or attempt + 1 == _ATTEMPTS:
+                    raise
+                with contextlib.suppress(Exception):
+                    await page.wait_for_load_state("load", timeout=2000)
         status = response.status if response is not None else None
         return {**await _browser.page_info(browser), "status": status}
 
