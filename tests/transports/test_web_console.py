@@ -28,6 +28,7 @@ from starlette.applications import Starlette
 
 from envelopes import ok
 from local_tools import Toolbox
+from local_tools.interact import console_state
 from local_tools.interact import pending as pending_queue
 from local_tools.transports import web_console
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
@@ -421,8 +422,8 @@ def test_a_todo_write_is_pushed_as_a_todos_event_and_nothing_else_rereads_the_fi
     console: Console, events: Events, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads = []
-    real_read = web_console.read_todos
-    monkeypatch.setattr(web_console, "read_todos", lambda *a: reads.append(1) or real_read(*a))
+    real_read = console_state.read_todos
+    monkeypatch.setattr(console_state, "read_todos", lambda *a: reads.append(1) or real_read(*a))
     assert events.next("state", 5)["todos"] == []
     start = time.monotonic()
     ok(console.tb.run("todo_write", {"todos": ["Plan", "Build"]}))

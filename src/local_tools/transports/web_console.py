@@ -15,7 +15,8 @@ requests through the queue. Routes (the HTTP server mounts them behind its guard
 
 One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
 at least one event stream is open (and stats the todo file, reading it only when it
-was replaced), and fans the changes out to every stream.
+was replaced), and fans the changes out to every stream; the reading itself is
+`interact/console_state.py`.
 `console_heartbeat` keeps the console "live" so that calls queue their requests here
 instead of being denied; `close_console` ends the event streams (a server shutting
 down must call it, or wait for them: uvicorn waits for open responses).
@@ -40,8 +41,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from local_tools.interact.console_state import ConsoleState
 from local_tools.interact.pending import PendingItem
-from local_tools.tools._todos import STATUSES, read_todos, todos_file
 
 if TYPE_CHECKING:
     from local_tools.toolbox import Toolbox
@@ -60,9 +61,6 @@ _STATIC_TYPES = {
 POLL_INTERVAL = 0.3  # seconds between reads of the SQLite files while a page is open
 PING_INTERVAL = 15.0  # an SSE comment keeps proxies and the browser from timing out
 BEAT_INTERVAL = 2.0  # the pending queue counts a console live for 10 s after a beat
-RECENT_CALLS = 200  # calls the page shows
-HISTORY = 50  # answered / withdrawn requests the page shows
-MAX_ARG_TEXT = 400  # longer string arguments are cut for the page (the log keeps 4 KB)
 MAX_BODY = 64 * 1024  # an answer is small
 MAX_ANSWER_TEXT = 10_000
 
@@ -82,121 +80,15 @@ _SECURITY_HEADERS = {
 _API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
-# --------------------------------------------------------------------------- reading
-
-
-class _CallLog:
-    """This workspace's rows of the audit log.
-
-    The audit database is shared by every process with the same state dir, so it
-    holds other workspaces' calls too; `AuditLog.query` has no workspace filter, so
-    the console reads through a read-only connection of its own.
-    """
-
-    def __init__(self, tb: Toolbox) -> None:
-        self._audit = tb.audit
-        self._workspace = str(tb.workspace)
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-
-    def recent(self, limit: int = RECENT_CALLS) -> list[dict[str, Any]]:
-        """The newest calls of this workspace, newest first."""
-        return self._rows("WHERE workspace = ? ORDER BY id DESC LIMIT ?", (self._workspace, limit))
-
-    def newer(self, after: int) -> tuple[int, list[dict[str, Any]]]:
-        """(the newest row id of any workspace, this workspace's rows after `after`)."""
-        rows = self._select("SELECT COALESCE(MAX(id), 0) FROM calls", ())
-        last = int(rows[0][0]) if rows else after
-        if last <= after:
-            return after, []
-        calls = self._rows(
-            "WHERE id > ? AND id <= ? AND workspace = ? ORDER BY id DESC LIMIT ?",
-            (after, last, self._workspace, RECENT_CALLS),
-        )
-        return last, calls
-
-    def last_id(self) -> int:
-        rows = self._select("SELECT COALESCE(MAX(id), 0) FROM calls", ())
-        return int(rows[0][0]) if rows else 0
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-    def _rows(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        sql = (
-            "SELECT id, ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, "
-            f"transport FROM calls {where}"
-        )
-        return [
-            {
-                "id": r[0],
-                "ts": r[1],
-                "call_id": r[2],
-                "user_id": r[3],
-                "tool": r[4],
-                "args": _clip(_json_or_text(r[5])),
-                "outcome": r[6],
-                "error_code": r[7],
-                "duration_ms": r[8],
-                "transport": r[9],
-            }
-            for r in self._select(sql, params)
-        ]
-
-    def _select(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        if self._audit is None:
-            return []
-        # Calls of this process wait in the log's buffer for up to half a second.
-        self._audit.flush()
-        with self._lock:
-            try:
-                if self._db is None:
-                    self._db = sqlite3.connect(
-                        self._audit.path, timeout=5.0, check_same_thread=False
-                    )
-                    self._db.execute("PRAGMA query_only = 1")
-                return self._db.execute(sql, params).fetchall()
-            except sqlite3.Error as exc:  # no table yet, a locked or replaced file
-                _log.debug("console: cannot read the audit log: %s", exc)
-                if self._db is not None:
-                    self._db.close()
-                    self._db = None
-                return []
-
-
-def _json_or_text(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _clip(value: Any) -> Any:
-    if isinstance(value, str):
-        if len(value) > MAX_ARG_TEXT:
-            return f"{value[:MAX_ARG_TEXT]}… [{len(value)} chars]"
-        return value
-    if isinstance(value, dict):
-        return {str(k): _clip(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clip(v) for v in value[:50]] + (
-            [f"… [{len(value)} items]"] if len(value) > 50 else []
-        )
-    return value
-
-
 # --------------------------------------------------------------------------- the feed
 
 
 class _Feed:
-    """The console's view of the state dir, and the one poll loop behind every stream."""
+    """The one poll loop behind every event stream of a console, over its `ConsoleState`."""
 
     def __init__(self, tb: Toolbox) -> None:
         self.tb = tb
-        self.calls = _CallLog(tb)
+        self.data = ConsoleState(tb)
         self._streams: set[asyncio.Queue[str | None]] = set()
         # Set when a page connects, so the heartbeat beats at once rather than within
         # its interval (an ask in between would be denied).
@@ -205,44 +97,9 @@ class _Feed:
         self._start_lock: asyncio.Lock | None = None
         # Set from any thread (a signal handler, the heartbeat's end): streams end.
         self._closed = threading.Event()
-        self._version: tuple[int, float] | None = None
-        self._last_call = 0
-        self._todos_path = todos_file(tb.state_dir, tb.workspace)
-        self._todos_seen: tuple[int, int, int] | None = None
-
-    # -- what the page shows
-
-    def pending_state(self) -> dict[str, Any]:
-        queue = self.tb.pending
-        pending = queue.pending()  # also withdraws the requests of dead processes
-        history = [i for i in queue.recent(HISTORY + len(pending)) if i.status != "pending"]
-        return {
-            "pending": [_item_json(i) for i in pending],
-            "history": [_item_json(i) for i in history[:HISTORY]],
-        }
-
-    def todos_state(self) -> list[dict[str, Any]]:
-        """Each user's todo list, in order, with its counts per status; users whose
-        list is empty are left out."""
-        lists = read_todos(self.tb.state_dir, self.tb.workspace)
-        return [
-            {
-                "user_id": user,
-                "todos": items,
-                "counts": {s: sum(t["status"] == s for t in items) for s in STATUSES},
-            }
-            for user, items in lists.items()
-            if items
-        ]
 
     def state(self) -> dict[str, Any]:
-        return {
-            "workspace": str(self.tb.workspace),
-            "audit": self.tb.audit is not None,
-            **self.pending_state(),
-            "calls": self.calls.recent(),
-            "todos": self.todos_state(),
-        }
+        return self.data.state()
 
     # -- streams
 
@@ -257,7 +114,7 @@ class _Feed:
             if self._task is None or self._task.done():
                 # The baseline is read before the caller's snapshot: a call logged in
                 # between is in both (the page drops duplicates), never in neither.
-                await asyncio.to_thread(self._baseline)
+                await asyncio.to_thread(self.data.baseline)
                 self._streams.add(queue)
                 self._task = asyncio.create_task(self._run(), name="local-tools console feed")
             else:
@@ -282,20 +139,6 @@ class _Feed:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    def _baseline(self) -> None:
-        self._version = self.tb.pending.version()
-        self._last_call = self.calls.last_id()
-        self._todos_seen = self._todos_stamp()
-
-    def _todos_stamp(self) -> tuple[int, int, int] | None:
-        """What changes when the todo file is replaced (writers rename a new file over
-        it): a stat per poll, the file itself is read only when this changes."""
-        try:
-            st = os.stat(self._todos_path)
-        except OSError:  # none yet
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
-
     async def _run(self) -> None:
         try:
             while self._streams and not self._closed.is_set():
@@ -312,29 +155,10 @@ class _Feed:
             if self._closed.is_set():
                 for stream in tuple(self._streams):
                     stream.put_nowait(None)
-                self.calls.close()
+                self.data.close()
 
     def _changes(self) -> list[str]:
-        messages = []
-        self.tb.pending.pending()  # withdraws requests of dead processes: a new version
-        version = self.tb.pending.version()
-        if version != self._version:
-            self._version = version
-            messages.append(_event("pending", self.pending_state()))
-        self._last_call, calls = self.calls.newer(self._last_call)
-        if calls:
-            messages.append(_event("calls", {"calls": calls}))
-        stamp = self._todos_stamp()
-        if stamp != self._todos_seen:
-            # Stamped before reading: a write in between is read now and sent again.
-            self._todos_seen = stamp
-            messages.append(_event("todos", {"todos": self.todos_state()}))
-        return messages
-
-
-def _item_json(item: PendingItem) -> dict[str, Any]:
-    # Never cut: the person must see the whole command or question they answer.
-    return item.to_json()
+        return [_event(name, data) for name, data in self.data.changes()]
 
 
 def _event(name: str, data: Any) -> str:
