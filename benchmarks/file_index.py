@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from local_tools.search.engine import get_engine
+from local_tools.search.file_index import FileIndex, _Snapshot, _substring
 from local_tools.search.listing import list_files
-from local_tools.transports.file_index import FileIndex, _Snapshot, _substring
 from machine import describe
 
 DEFAULT_TREE = os.path.join(tempfile.gettempdir(), "lt-bench-file-index")

@@ -46,10 +46,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
+from local_tools.search.file_index import FileIndex
 from local_tools.security.server_token import server_token, token_ok
 from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
-from local_tools.transports.file_index import FileIndex
 from local_tools.transports.http_guard import CONSOLE_COOKIE, Guard
 from local_tools.transports.openapi import openapi_document
 from local_tools.transports.openlink import (

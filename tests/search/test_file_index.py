@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from local_tools.search import file_index
 from local_tools.search.engine import ENGINE_ENV
+from local_tools.search.file_index import FileIndex
 from local_tools.search.ripgrep import find_rg
-from local_tools.transports import file_index
-from local_tools.transports.file_index import FileIndex
 
 HAS_RG = find_rg() is not None
 
