@@ -4,13 +4,13 @@ the common argument and output fields. The browser itself is `local_tools.browse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field
 
 from local_tools.browser import BrowserSession, find_executable
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Output
+from local_tools.core.tool import Args, Hints, Output, Tool, tool
 from local_tools.tools import _web
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "TimeoutArgs",
     "call",
     "page_info",
+    "page_tool",
     "render_page",
     "session",
 ]
@@ -32,6 +33,8 @@ MAX_TIMEOUT = 120.0
 # The runner's deadline for a browser tool: past the longest timeout plus a cold start.
 TOOL_DEADLINE = MAX_TIMEOUT + 40
 RESOURCE_KEY = "browser"
+
+A = TypeVar("A", bound="TimeoutArgs")
 
 
 class TimeoutArgs(Args):
@@ -84,6 +87,37 @@ async def call(
 async def page_info(browser: BrowserSession) -> dict[str, Any]:
     page = browser.page
     return {"url": page.url, "title": await page.title()}
+
+
+def page_tool(
+    name: str, *, description: str, args: type[A] = TimeoutArgs
+) -> Callable[[Callable[[BrowserSession, A], Awaitable[None]]], Tool]:
+    """Declare a browser tool that acts on the page, then answers with its URL and title.
+
+    The decorated ``action(browser, args)`` does the acting; the tool runs it in the
+    toolbox's browser within ``args.timeout`` and renders the page it leaves.
+    """
+
+    def decorate(action: Callable[[BrowserSession, A], Awaitable[None]]) -> Tool:
+        async def run(call_args: A, ctx: ToolContext) -> dict[str, Any]:
+            async def op(browser: BrowserSession) -> dict[str, Any]:
+                await action(browser, call_args)
+                return await page_info(browser)
+
+            return await call(ctx, op, call_args.timeout)
+
+        return tool(
+            name,
+            args=args,
+            description=description,
+            hints=Hints(open_world=True),
+            toolset="browser",
+            render=render_page,
+            timeout=TOOL_DEADLINE,
+            output=PageOutput,
+        )(run)
+
+    return decorate
 
 
 def render_page(output: dict[str, Any]) -> str:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from local_tools.browser import BrowserSession
-from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserClickArgs", "browser_click"]
@@ -36,24 +34,11 @@ or a point `x`, `y`. Waits for the element to be visible and enabled first (up t
 shows it; take a browser_snapshot to see what changed."""
 
 
-@tool(
-    "browser_click",
-    args=BrowserClickArgs,
-    description=DESCRIPTION,
-    hints=Hints(open_world=True),
-    toolset="browser",
-    render=_browser.render_page,
-    timeout=_browser.TOOL_DEADLINE,
-    output=_browser.PageOutput,
-)
-async def browser_click(args: BrowserClickArgs, ctx: ToolContext) -> dict[str, Any]:
-    async def click(browser: BrowserSession) -> dict[str, Any]:
-        count = 2 if args.double else 1
-        if args.x is not None and args.y is not None:
-            await browser.page.mouse.click(args.x, args.y, button=args.button, click_count=count)
-        else:
-            element = await browser.element(args.selector, args.ref)
-            await element.click(button=args.button, click_count=count)
-        return await _browser.page_info(browser)
-
-    return await _browser.call(ctx, click, args.timeout)
+@_browser.page_tool("browser_click", description=DESCRIPTION, args=BrowserClickArgs)
+async def browser_click(browser: BrowserSession, args: BrowserClickArgs) -> None:
+    count = 2 if args.double else 1
+    if args.x is not None and args.y is not None:
+        await browser.page.mouse.click(args.x, args.y, button=args.button, click_count=count)
+    else:
+        element = await browser.element(args.selector, args.ref)
+        await element.click(button=args.button, click_count=count)

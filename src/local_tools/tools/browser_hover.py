@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import model_validator
 
 from local_tools.browser import BrowserSession
-from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserHoverArgs", "browser_hover"]
@@ -26,19 +22,6 @@ DESCRIPTION = """Move the mouse over an element, named by `ref` (from browser_sn
 `selector`: opens hover menus and tooltips. Take a browser_snapshot to see them."""
 
 
-@tool(
-    "browser_hover",
-    args=BrowserHoverArgs,
-    description=DESCRIPTION,
-    hints=Hints(open_world=True),
-    toolset="browser",
-    render=_browser.render_page,
-    timeout=_browser.TOOL_DEADLINE,
-    output=_browser.PageOutput,
-)
-async def browser_hover(args: BrowserHoverArgs, ctx: ToolContext) -> dict[str, Any]:
-    async def hover(browser: BrowserSession) -> dict[str, Any]:
-        await (await browser.element(args.selector, args.ref)).hover()
-        return await _browser.page_info(browser)
-
-    return await _browser.call(ctx, hover, args.timeout)
+@_browser.page_tool("browser_hover", description=DESCRIPTION, args=BrowserHoverArgs)
+async def browser_hover(browser: BrowserSession, args: BrowserHoverArgs) -> None:
+    await (await browser.element(args.selector, args.ref)).hover()

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field, model_validator
 
 from local_tools.browser import BrowserSession
-from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserTypeArgs", "browser_type"]
@@ -33,27 +29,14 @@ DESCRIPTION = """Type text into an input, textarea or editable element, named by
 submit=true presses Enter afterwards."""
 
 
-@tool(
-    "browser_type",
-    args=BrowserTypeArgs,
-    description=DESCRIPTION,
-    hints=Hints(open_world=True),
-    toolset="browser",
-    render=_browser.render_page,
-    timeout=_browser.TOOL_DEADLINE,
-    output=_browser.PageOutput,
-)
-async def browser_type(args: BrowserTypeArgs, ctx: ToolContext) -> dict[str, Any]:
-    async def type_text(browser: BrowserSession) -> dict[str, Any]:
-        element = await browser.element(args.selector, args.ref)
-        if args.clear and not args.delay:
-            await element.fill(args.text)
-        else:
-            if args.clear:
-                await element.fill("")
-            await element.press_sequentially(args.text, delay=args.delay)
-        if args.submit:
-            await element.press("Enter")
-        return await _browser.page_info(browser)
-
-    return await _browser.call(ctx, type_text, args.timeout)
+@_browser.page_tool("browser_type", description=DESCRIPTION, args=BrowserTypeArgs)
+async def browser_type(browser: BrowserSession, args: BrowserTypeArgs) -> None:
+    element = await browser.element(args.selector, args.ref)
+    if args.clear and not args.delay:
+        await element.fill(args.text)
+    else:
+        if args.clear:
+            await element.fill("")
+        await element.press_sequentially(args.text, delay=args.delay)
+    if args.submit:
+        await element.press("Enter")
