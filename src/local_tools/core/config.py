@@ -48,6 +48,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "HttpConfig",
+    "KnowledgeConfig",
     "LimitsConfig",
     "NetworkConfig",
     "PermissionSpec",
@@ -250,6 +251,27 @@ class BrowserConfig(_Section):
     headless: Annotated[bool, Field(strict=True)] = True
 
 
+def _check_postgres_url(value: str) -> str:
+    if value and not re.fullmatch(r"postgres(ql)?://\S*", value):
+        raise ValueError('must be a "postgresql://user@host:port/dbname" URL (or empty)')
+    return value
+
+
+def _check_identifier(value: str) -> str:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", value):
+        raise ValueError("must be a lowercase SQL name: letters, digits and '_' (at most 63)")
+    return value
+
+
+class KnowledgeConfig(_Section):
+    """`[knowledge]`: where the memory and project tools keep their store."""
+
+    # "": one SQLite file per workspace in the state folder. A password belongs in
+    # PGPASSWORD or ~/.pgpass (libpq reads both), not in a file that may be committed.
+    url: Annotated[str, AfterValidator(_check_postgres_url)] = ""
+    pg_schema: Annotated[str, AfterValidator(_check_identifier)] = "public"
+
+
 class LimitsConfig(_Section):
     max_output_lines: PositiveInt = 2000
     max_output_bytes: PositiveInt = 51200
@@ -279,6 +301,7 @@ class Config(_Section):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
@@ -516,6 +539,12 @@ api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
 [browser]                     # the browser_* tools (Playwright driving Chromium)
 executable = ""               # "": /usr/bin/chromium, else chromium or chrome on PATH
 headless = true               # false: a visible window (needs a display)
+
+[knowledge]                   # the memory and project tools' store
+url = ""                      # "": a SQLite file per workspace in the state folder;
+#                             # "postgresql://user@host:5432/dbname": one database a team
+#                             # shares (password from PGPASSWORD or ~/.pgpass, not here)
+pg_schema = "public"          # PostgreSQL: the schema holding the tables (one per project)
 
 [limits]
 max_output_lines = 2000
