@@ -42,16 +42,19 @@ else:  # pragma: no cover - exercised only on 3.10
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_FILENAME",
+    "DEPLOY_EXTENSIONS",
     "KNOWN_PERMISSIONS",
     "Action",
     "BrowserConfig",
     "Config",
     "ConfigError",
+    "DeployConfig",
     "HttpConfig",
     "KnowledgeConfig",
     "LimitsConfig",
     "NetworkConfig",
     "PermissionSpec",
+    "ReviewConfig",
     "SandboxConfig",
     "SearchConfig",
     "ToolsetsConfig",
@@ -80,6 +83,7 @@ KNOWN_PERMISSIONS = (
     "system:screenshot",  # screenshot: the subject is "monitor N"
     "read:project",  # the knowledge store's project data (requirements, tasks, ...)
     "write:project",
+    "deploy",  # copy_workspace_to_project's real run: the subject is the target folder
 )
 
 _PERMISSION_RE = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+")
@@ -272,6 +276,43 @@ class KnowledgeConfig(_Section):
     pg_schema: Annotated[str, AfterValidator(_check_identifier)] = "public"
 
 
+class ReviewConfig(_Section):
+    """`[review]`: how long the review tools wait for the person."""
+
+    # The seed's GUI waits 3000 s; a day at most, so a forgotten review still ends.
+    timeout: Annotated[float, Field(gt=0, le=86400, strict=True, allow_inf_nan=False)] = 3000.0
+
+
+# The seed's whitelist: web build output, documents, images and fonts.
+DEPLOY_EXTENSIONS = (
+    ".html", ".htm", ".css", ".js", ".mjs", ".ts", ".tsx", ".json", ".md",
+    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".ico",
+    ".woff", ".woff2", ".ttf", ".otf", ".eot",
+)  # fmt: skip
+
+
+def _check_extension(value: str) -> str:
+    if not re.fullmatch(r"\.[A-Za-z0-9][A-Za-z0-9._+-]{0,31}", value):
+        raise ValueError('must be a file extension with its dot, such as ".html"')
+    return value.lower()
+
+
+def _check_protected(value: str) -> str:
+    if not value.strip() or value.startswith(("/", "\\")) or ".." in value.split("/"):
+        raise ValueError('must be a relative path or glob inside the target, such as "CNAME"')
+    return value
+
+
+class DeployConfig(_Section):
+    """`[deploy]`: what copy_workspace_to_project copies and never deletes."""
+
+    extensions: list[Annotated[str, AfterValidator(_check_extension)]] = Field(
+        default_factory=lambda: list(DEPLOY_EXTENSIONS)
+    )
+    # Added to the fixed ones (.git/, README.md, local-tools.toml, .local-tools/).
+    protected: list[Annotated[str, AfterValidator(_check_protected)]] = Field(default_factory=list)
+
+
 class LimitsConfig(_Section):
     max_output_lines: PositiveInt = 2000
     max_output_bytes: PositiveInt = 51200
@@ -302,6 +343,8 @@ class Config(_Section):
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    deploy: DeployConfig = Field(default_factory=DeployConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
@@ -545,6 +588,16 @@ url = ""                      # "": a SQLite file per workspace in the state fol
 #                             # "postgresql://user@host:5432/dbname": one database a team
 #                             # shares (password from PGPASSWORD or ~/.pgpass, not here)
 pg_schema = "public"          # PostgreSQL: the schema holding the tables (one per project)
+
+[review]                      # review_* tools: the person passes, edits or comments
+timeout = 3000                # seconds to wait for the answer; then the call is CANCELLED
+
+[deploy]                      # copy_workspace_to_project
+# Extensions copied (the default: web pages, styles, scripts, JSON, Markdown, images
+# and fonts); anything else, source maps included, is reported and left out.
+# extensions = [".html", ".css", ".js", ".json", ".md", ".png", ".woff2"]
+protected = []                # target paths never deleted, besides .git/, README.md,
+#                             # local-tools.toml and .local-tools/; globs, e.g. ["CNAME"]
 
 [limits]
 max_output_lines = 2000

@@ -59,6 +59,8 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
     "browser:evaluate": {"*": "ask"},
     # Whatever is on the user's screen, other programs' windows included.
     "system:screenshot": {"*": "ask"},
+    # Replacing a project folder's files with the workspace's: the person sees the plan.
+    "deploy": {"*": "ask"},
     # Project data (requirements, features, tasks) lives in the workspace's state
     # database, not in the user's files: planning is the point of those tools.
     "read:project": {"*": "allow"},
