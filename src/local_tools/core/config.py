@@ -253,6 +253,9 @@ class BrowserConfig(_Section):
 
     executable: str = ""  # "": /usr/bin/chromium, else chromium or chrome on PATH
     headless: Annotated[bool, Field(strict=True)] = True
+    # Where a page's downloads land: a workspace folder (written through the jail).
+    downloads: Annotated[str, Field(min_length=1, max_length=1024)] = "downloads"
+    max_download_mb: PositiveInt = 100  # a bigger download is cancelled
 
 
 def _check_postgres_url(value: str) -> str:
@@ -582,6 +585,8 @@ api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
 [browser]                     # the browser_* tools (Playwright driving Chromium)
 executable = ""               # "": /usr/bin/chromium, else chromium or chrome on PATH
 headless = true               # false: a visible window (needs a display)
+downloads = "downloads"       # the workspace folder a page's downloads land in
+max_download_mb = 100         # a bigger download is cancelled
 
 [knowledge]                   # the memory and project tools' store
 url = ""                      # "": a SQLite file per workspace in the state folder;
