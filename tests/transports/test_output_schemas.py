@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import net_server
 from local_tools import Toolbox
 from local_tools.core.tool import RUNNER_OUTPUT_FIELDS, Output, Tool, tool
+from local_tools.interact.terminal import TerminalAsker
 from local_tools.transports.mcp import call_result, mcp_tool
 from local_tools.transports.schemas import FORMATS, to_mcp, tool_schemas
 from transports.test_schemas import SAMPLES
@@ -288,6 +289,17 @@ def test_sample_call_matches_its_output_schema(
         allowed = {"permissions": {"system:screenshot": "allow"}}
         out = structured(make_toolbox(allowed), name, SAMPLES[name])
         assert out.get("width", 4) == 4
+        return
+    if name.startswith("review_"):
+        # A person at a terminal edits the draft in their (scripted) editor.
+        editor = workspace.parent / "editor.sh"
+        editor.write_text('#!/bin/sh\necho "one more line" >> "$1"\n')
+        editor.chmod(0o755)
+        request.getfixturevalue("monkeypatch").setenv("EDITOR", str(editor))
+        request.getfixturevalue("monkeypatch").delenv("VISUAL", raising=False)
+        person = TerminalAsker(io.StringIO("e\n"), io.StringIO())
+        out = structured(make_toolbox(asker=person), name, SAMPLES[name])
+        assert out["decision"] == "edit" and out["diff"]
         return
     if name in BROWSER_TOOLS:
         tb, server = request.getfixturevalue("browser_toolbox")

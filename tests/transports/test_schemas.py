@@ -92,6 +92,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "screenshot": {"monitor": 1},
     "open_in_folder": {"path": "a.txt"},
     "question": {"question": "Which one?", "options": ["a", "b"]},
+    # The review tools run in test_output_schemas.py with a person at a terminal.
+    "review_and_edit_file": {"path": "a.txt", "prompt": "Ready to ship?"},
+    "review_with_feedback_file": {"path": "a.txt"},
+    "review_and_edit_content": {"content": "# PRD\n\nA search page.\n", "title": "PRD"},
+    "review_with_feedback_content": {"content": "# Design\n", "title": "Design"},
     "todo_write": {
         "todos": [
             {

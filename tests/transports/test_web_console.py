@@ -642,3 +642,37 @@ def test_the_heartbeat_keeps_the_console_live_until_the_server_stops(
     assert page.ended.wait(2), "the page's stream outlived the server"
     page.close()
     assert not tb.pending.console_live()  # console_gone, not 10 s of staleness
+
+
+def test_review_answers_are_validated_and_a_review_completes_through_the_route(
+    console: Console, workspace: Path
+) -> None:
+    (workspace / "prd.md").write_text("# PRD\n")
+    result: dict[str, Any] = {}
+    call = threading.Thread(
+        target=lambda: result.update(
+            console.tb.run("review_and_edit_file", {"path": "prd.md"}, transport="mcp")
+        )
+    )
+    call.start()
+    (request,) = _wait_pending(console)
+    assert request["kind"] == "review" and request["payload"]["content"] == "# PRD\n"
+    review = request["id"]
+    for bad in (
+        {"decision": "feedback", "feedback": "not offered here"},
+        {"decision": "edit"},
+        {"decision": "edit", "content": "# PRD\n"},  # unchanged: that is a pass
+        {"decision": "edit", "content": "x" * 200_001},
+        {"decision": "pass", "content": "x"},
+        {"decision": "approve"},
+        {"text": "hi"},
+    ):
+        assert console.answer(review, bad).status_code == 400, bad
+    assert call.is_alive()
+    response = console.answer(review, {"decision": "edit", "content": "# PRD v2\n"})
+    assert response.status_code == 200
+    call.join(10)
+    assert ok(result)["decision"] == "edit"
+    assert (workspace / "prd.md").read_text() == "# PRD v2\n"
+    tools = [c["tool"] for c in console.state()["calls"]]
+    assert tools[:2] == ["review_and_edit_file", "answer"]  # the answer is audited

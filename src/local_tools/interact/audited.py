@@ -18,6 +18,8 @@ from local_tools.interact.base import (
     PermissionRequest,
     QuestionAnswer,
     QuestionRequest,
+    ReviewAnswer,
+    ReviewRequest,
 )
 
 __all__ = ["ANSWER_TOOL", "AuditedAsker", "door_of"]
@@ -69,5 +71,22 @@ class AuditedAsker:
             self._record(details, self.door, f"{type(exc).__name__}: {exc}")
             raise
         record = {**details, "choices": list(answer.choices), "text": answer.text}
+        self._record(record, self.door, None)
+        return answer
+
+    async def review(self, request: ReviewRequest) -> ReviewAnswer:
+        ask = getattr(self.inner, "review", None)
+        if ask is None:  # an asker for permissions only: nobody to review with
+            raise NoPersonAvailable(f"{self.door} cannot show a draft for review")
+        details: dict[str, Any] = {"for_tool": request.tool, "review": request.title}
+        try:
+            answer: ReviewAnswer = await ask(request)
+        except NoPersonAvailable:
+            raise
+        except Exception as exc:
+            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
+            raise
+        # The edited text itself stays out of the audit (the file's history has it).
+        record = {**details, "decision": answer.decision, "feedback": answer.feedback}
         self._record(record, self.door, None)
         return answer

@@ -1,5 +1,6 @@
 """The asker protocol: how the policy asks a human about an `ask` permission, and how
-the `question` tool asks them anything else.
+the `question` tool asks them anything else, and how the review tools hand them a
+draft to pass, edit or comment on.
 
 Every transport supplies its own asker (terminal prompt, web page, MCP
 elicitation); the policy and the tools only know this protocol, so approval and
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "MAX_REVIEW_CHARS",
     "Answer",
     "Asker",
     "NoPersonAvailable",
@@ -21,7 +23,11 @@ __all__ = [
     "QuestionAsker",
     "QuestionCancelled",
     "QuestionRequest",
+    "ReviewAnswer",
+    "ReviewAsker",
+    "ReviewRequest",
     "checked_answer",
+    "checked_review",
 ]
 
 # once: allow this call; always: allow and remember this exact subject; pattern: allow
@@ -99,3 +105,62 @@ def checked_answer(
     if not kept and not words:
         raise QuestionCancelled("no option picked and no answer given")
     return QuestionAnswer(choices=kept, text=words or None)
+
+
+ReviewDecision = Literal["pass", "edit", "feedback"]
+# What a person can read and a console page can carry comfortably in one request.
+MAX_REVIEW_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """A draft for the person: pass it, edit it, or (`feedback`) tell the agent what to
+    change. `path` is the file's workspace path when the draft is a file, for display."""
+
+    title: str
+    content: str
+    prompt: str = ""
+    feedback: bool = False  # whether "feedback" is offered besides pass and edit
+    path: str | None = None
+    tool: str = "review"
+    user_id: str = "default"
+    timeout: float = 3000.0  # seconds an asker that can wait with a deadline waits
+
+
+@dataclass(frozen=True)
+class ReviewAnswer:
+    """`content` is the edited text (decision "edit"), `feedback` the person's words."""
+
+    decision: ReviewDecision
+    content: str | None = None
+    feedback: str | None = None
+
+
+@runtime_checkable
+class ReviewAsker(Protocol):
+    async def review(self, request: ReviewRequest) -> ReviewAnswer:
+        """Show the draft and wait. Raises QuestionCancelled when dismissed,
+        NoPersonAvailable when nobody is there, TimeoutError when nobody answered."""
+        ...
+
+
+def checked_review(
+    request: ReviewRequest, decision: object, content: object = None, feedback: object = None
+) -> ReviewAnswer:
+    """The answer as the tool may trust it: a decision the request offers; an edit that
+    changes nothing is a pass; feedback needs words."""
+    allowed = ("pass", "edit", "feedback") if request.feedback else ("pass", "edit")
+    if decision not in allowed:
+        raise QuestionCancelled(f"no valid decision ({decision!r}; expected one of {allowed})")
+    if decision == "edit":
+        if not isinstance(content, str):
+            raise QuestionCancelled("an edit came back without content")
+        if content == request.content:
+            return ReviewAnswer("pass")
+        return ReviewAnswer("edit", content=content)
+    if decision == "feedback":
+        words = feedback.strip() if isinstance(feedback, str) else ""
+        if not words:
+            raise QuestionCancelled("feedback was chosen but no feedback was written")
+        return ReviewAnswer("feedback", feedback=words)
+    return ReviewAnswer("pass")

@@ -18,11 +18,14 @@ from local_tools.interact.base import (
     QuestionAnswer,
     QuestionCancelled,
     QuestionRequest,
+    ReviewAnswer,
+    ReviewRequest,
     checked_answer,
+    checked_review,
 )
-from local_tools.interact.terminal import safe_text
+from local_tools.interact.terminal import safe_block, safe_text
 
-__all__ = ["ElicitFunc", "McpAsker", "permission_form", "question_form"]
+__all__ = ["ElicitFunc", "McpAsker", "permission_form", "question_form", "review_form"]
 
 # (message, requested_schema) -> (action, content): action is "accept", "decline" or
 # "cancel" as in MCP's ElicitResult; content is the submitted form when accepted.
@@ -67,6 +70,19 @@ class McpAsker:
             [c for c in choices if isinstance(c, str)],
             text if isinstance(text, str) else None,
         )
+
+    async def review(self, request: ReviewRequest) -> ReviewAnswer:
+        message, schema = review_form(request)
+        action, content = await self._elicit(message, schema)
+        if action != "accept" or not content:
+            raise QuestionCancelled(f"the person chose {action!r} in the MCP client")
+        decision = content.get(_DECISION)
+        edited = content.get(_EDITED)
+        if decision == "edit" and not edited:
+            # A form client that shows no default sends the field back empty: an edit
+            # that empties the draft is not what the person meant.
+            raise QuestionCancelled("edit was chosen but the edited text came back empty")
+        return checked_review(request, decision, edited, content.get(_FEEDBACK))
 
 
 def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
@@ -120,3 +136,42 @@ def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
     properties[_TEXT] = {"type": "string", "title": title}
     message = f"local-tools: {safe_text(request.tool)} asks\n{safe_text(request.question)}"
     return message, {"type": "object", "properties": properties}
+
+
+_DECISION = "decision"
+_EDITED = "content"
+_FEEDBACK = "feedback"
+_REVIEW_TITLES = {"pass": "Pass: use it as it is", "edit": "Edit: use my edited text"}
+
+
+def review_form(request: ReviewRequest) -> tuple[str, dict[str, Any]]:
+    """The draft in the message; a decision, the editable text (prefilled with the draft)
+    and, when offered, a feedback field."""
+    decisions = ["pass", "edit", *(["feedback"] if request.feedback else [])]
+    titles = {**_REVIEW_TITLES, "feedback": "Feedback: redo it as I say"}
+    properties: dict[str, Any] = {
+        _DECISION: {
+            "type": "string",
+            "title": "Your review",
+            "enum": decisions,
+            "enumNames": [titles[d] for d in decisions],
+            "default": "pass",
+        },
+        _EDITED: {
+            "type": "string",
+            "title": "Edited text (used when you choose edit)",
+            "default": request.content,
+        },
+    }
+    if request.feedback:
+        properties[_FEEDBACK] = {
+            "type": "string",
+            "title": "Feedback for the agent (when you choose feedback)",
+        }
+    head = [f"local-tools: {safe_text(request.tool)} asks for your review"]
+    where = f" ({safe_text(request.path)})" if request.path else ""
+    head.append(safe_text(request.title) + where)
+    if request.prompt:
+        head.append(safe_text(request.prompt))
+    message = "\n".join(head) + "\n\n" + safe_block(request.content)
+    return message, {"type": "object", "properties": properties, "required": [_DECISION]}

@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS consoles (
 @dataclass(frozen=True)
 class PendingItem:
     id: str
-    kind: str  # "permission" or "question"
+    kind: str  # "permission", "question" or "review"
     created: float
     payload: dict[str, Any]
     status: str  # pending | answered | expired | cancelled

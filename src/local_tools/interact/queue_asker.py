@@ -16,7 +16,10 @@ from local_tools.interact.base import (
     QuestionAnswer,
     QuestionCancelled,
     QuestionRequest,
+    ReviewAnswer,
+    ReviewRequest,
     checked_answer,
+    checked_review,
 )
 from local_tools.interact.pending import PendingQueue
 
@@ -69,13 +72,34 @@ class QueueAsker:
             text if isinstance(text, str) else None,
         )
 
+    async def review(self, request: ReviewRequest) -> ReviewAnswer:
+        self._need_console()
+        payload = {
+            "title": request.title,
+            "content": request.content,
+            "prompt": request.prompt,
+            "feedback": request.feedback,
+            "path": request.path,
+            "tool": request.tool,
+            "user_id": request.user_id,
+        }
+        answer = await self._submit_and_wait("review", payload, request.timeout)
+        if answer.get("cancelled"):
+            raise QuestionCancelled("dismissed in the web console")
+        return checked_review(
+            request, answer.get("decision"), answer.get("content"), answer.get("feedback")
+        )
+
     def _need_console(self) -> None:
         if not self.queue.console_live():
             raise NoPersonAvailable("no web console is running for this workspace")
 
-    async def _submit_and_wait(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    async def _submit_and_wait(
+        self, kind: str, payload: dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        wait = self.timeout if timeout is None else timeout
         request_id = self.queue.submit(kind, payload)
-        answer = await self.queue.wait(request_id, self.timeout)
+        answer = await self.queue.wait(request_id, wait)
         if answer is None:
-            raise TimeoutError(f"nobody answered in the web console within {self.timeout:g} s")
+            raise TimeoutError(f"nobody answered in the web console within {wait:g} s")
         return answer

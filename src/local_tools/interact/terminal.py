@@ -19,6 +19,8 @@ from local_tools.interact.base import (
     QuestionAnswer,
     QuestionCancelled,
     QuestionRequest,
+    ReviewAnswer,
+    ReviewRequest,
     checked_answer,
 )
 
@@ -28,6 +30,7 @@ __all__ = [
     "parse_reply",
     "render_question",
     "render_request",
+    "safe_block",
     "safe_text",
 ]
 
@@ -67,6 +70,15 @@ class TerminalAsker:
 
     async def question(self, request: QuestionRequest) -> QuestionAnswer:
         return await asyncio.to_thread(self._question_blocking, request)
+
+    async def review(self, request: ReviewRequest) -> ReviewAnswer:
+        return await asyncio.to_thread(self._review_blocking, request)
+
+    def _review_blocking(self, request: ReviewRequest) -> ReviewAnswer:
+        from local_tools.interact.terminal_review import review_dialog  # only when reviewing
+
+        with self._lock:
+            return review_dialog(self._input or sys.stdin, self._output or sys.stderr, request)
 
     def _question_blocking(self, request: QuestionRequest) -> QuestionAnswer:
         line = self._exchange(render_question(request))
@@ -171,6 +183,13 @@ def safe_text(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def safe_block(text: str) -> str:
+    """`safe_text` for a multi-line draft: line breaks and tabs stay as they are."""
+    return "\n".join(
+        "\t".join(safe_text(part) for part in line.split("\t")) for line in text.split("\n")
+    )
 
 
 def _isatty(stream: TextIO | None) -> bool:

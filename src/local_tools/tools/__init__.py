@@ -66,6 +66,10 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
+    from local_tools.tools.review_and_edit_content import review_and_edit_content
+    from local_tools.tools.review_and_edit_file import review_and_edit_file
+    from local_tools.tools.review_with_feedback_content import review_with_feedback_content
+    from local_tools.tools.review_with_feedback_file import review_with_feedback_file
     from local_tools.tools.save_memory import save_insight, save_issue, save_learning, save_memory
     from local_tools.tools.screenshot import screenshot
     from local_tools.tools.skill import skill
@@ -145,6 +149,10 @@ def builtin_tools() -> list[Tool]:
         browser_get_state,
         screenshot,
         open_in_folder,
+        review_and_edit_file,
+        review_with_feedback_file,
+        review_and_edit_content,
+        review_with_feedback_content,
         batch,
         invalid,
     ]

@@ -41,6 +41,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from local_tools.interact.base import MAX_REVIEW_CHARS
 from local_tools.interact.console_state import ConsoleState
 from local_tools.interact.pending import PendingItem
 
@@ -61,7 +62,8 @@ _STATIC_TYPES = {
 POLL_INTERVAL = 0.3  # seconds between reads of the SQLite files while a page is open
 PING_INTERVAL = 15.0  # an SSE comment keeps proxies and the browser from timing out
 BEAT_INTERVAL = 2.0  # the pending queue counts a console live for 10 s after a beat
-MAX_BODY = 64 * 1024  # an answer is small
+# An answer is small, except a reviewed draft sent back edited (JSON may double it).
+MAX_BODY = 3 * MAX_REVIEW_CHARS + 64 * 1024
 MAX_ANSWER_TEXT = 10_000
 
 DECISIONS = frozenset({"once", "always", "pattern", "deny"})
@@ -220,7 +222,37 @@ def validate_answer(item: PendingItem, answer: Any) -> dict[str, Any]:
         if text is None and not choices:
             raise _BadAnswer("choose an option or write an answer")
         return {"text": text, "choices": choices}
+    if item.kind == "review":
+        return _review_answer(item, answer)
     raise _BadAnswer(f"unknown request kind {item.kind!r}")
+
+
+def _review_answer(item: PendingItem, answer: dict[str, Any]) -> dict[str, Any]:
+    if answer.get("cancelled") is True and set(answer) == {"cancelled"}:
+        return {"cancelled": True}
+    decision = answer.get("decision")
+    offered = ("pass", "edit", "feedback") if item.payload.get("feedback") else ("pass", "edit")
+    if decision not in offered:
+        raise _BadAnswer(f"a review answer's decision is one of {', '.join(offered)}")
+    if decision == "pass":
+        if set(answer) != {"decision"}:
+            raise _BadAnswer('a pass is {"decision": "pass"}')
+        return {"decision": "pass"}
+    if decision == "edit":
+        content = answer.get("content")
+        if set(answer) != {"decision", "content"} or not isinstance(content, str):
+            raise _BadAnswer('an edit is {"decision": "edit", "content": str}')
+        if len(content) > MAX_REVIEW_CHARS:
+            raise _BadAnswer(f"the edited text is longer than {MAX_REVIEW_CHARS} characters")
+        if content == item.payload.get("content"):
+            raise _BadAnswer("the text is unchanged: pass it instead")
+        return {"decision": "edit", "content": content}
+    words = answer.get("feedback")
+    if set(answer) != {"decision", "feedback"} or not isinstance(words, str) or not words.strip():
+        raise _BadAnswer('feedback is {"decision": "feedback", "feedback": non-empty str}')
+    if len(words) > MAX_ANSWER_TEXT:
+        raise _BadAnswer(f"the feedback is longer than {MAX_ANSWER_TEXT} characters")
+    return {"decision": "feedback", "feedback": words.strip()}
 
 
 # --------------------------------------------------------------------------- routes

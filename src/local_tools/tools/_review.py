@@ -1,0 +1,206 @@
+"""What the four review tools share: put a draft to the person and read their verdict.
+
+A file review reads the file as it is now, shows it, and on "edit" writes the person's
+text back through the jail only if the file did not change meanwhile (CONFLICT
+otherwise, with their text kept in the error so nothing they wrote is lost). Nobody
+to ask, a dismissal and a timeout all end the call CANCELLED, naming why: a review
+never passes silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from local_tools.core.context import ToolContext
+from local_tools.core.errors import Cancelled, Conflict, InvalidInput
+from local_tools.core.tool import Args, Output
+from local_tools.editing.diff import unified_diff
+from local_tools.editing.freshness import file_lock, note_read
+from local_tools.editing.textfile import encode_text, read_text_file
+from local_tools.interact.base import (
+    MAX_REVIEW_CHARS,
+    NoPersonAvailable,
+    QuestionCancelled,
+    ReviewAnswer,
+    ReviewRequest,
+)
+
+__all__ = [
+    "MAX_REVIEW_CHARS",
+    "REVIEW_TOOL_TIMEOUT",
+    "ContentReviewArgs",
+    "FileReviewArgs",
+    "ReviewOutput",
+    "render_review",
+    "review_content",
+    "review_file",
+]
+
+REVIEW_TOOL_TIMEOUT = 86_400.0 + 60.0  # the runner's backstop; [review] timeout decides
+
+
+class FileReviewArgs(Args):
+    path: str = Field(description="The text file to review, inside the workspace.")
+    prompt: str = Field(
+        "", max_length=4000, description="What to tell the person: what to check, what it is."
+    )
+
+
+class ContentReviewArgs(Args):
+    content: str = Field(
+        min_length=1,
+        max_length=MAX_REVIEW_CHARS,
+        description="The draft to review (Markdown or plain text).",
+    )
+    title: str = Field(
+        min_length=1, max_length=200, description='What the draft is, e.g. "PRD: search page".'
+    )
+    prompt: str = Field(
+        "", max_length=4000, description="What to tell the person: what to check, what it is."
+    )
+
+    @field_validator("title")
+    @classmethod
+    def _title_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the title is empty")
+        return value.strip()
+
+
+class ReviewOutput(Output):
+    decision: str = Field(description='"pass", "edit" or "feedback".')
+    title: str = Field(description="The draft's title (a file's path).")
+    path: str = Field(None, description="The file reviewed (file reviews).")
+    changed: bool = Field(description="Whether the person changed the text.")
+    content: str = Field(None, description="The text after the person's edit (edit only).")
+    diff: str = Field(None, description="The person's edit as a unified diff (edit only).")
+    feedback: str = Field(None, description="The person's feedback (feedback only).")
+    message: str = Field(description="What to do next.")
+
+
+_NEXT = {
+    "pass": "The person approved it as it is: carry on.",
+    "edit": "The person edited it: use their text (content) from now on; do not undo "
+    "their changes.",
+    "feedback": "The person wants changes: redo the draft following their feedback, then "
+    "ask for a review again.",
+}
+
+
+async def review_file(ctx: ToolContext, args: FileReviewArgs, *, feedback: bool) -> dict[str, Any]:
+    tf = await asyncio.to_thread(read_text_file, ctx.jail, args.path)
+    shown = ctx.jail.display(tf.real)
+    _check_size(tf.text, shown)
+    note_read(ctx, tf.real, os.stat(tf.real))  # what the person is shown is what we saw
+    request = _request(ctx, shown, tf.text, args.prompt, feedback, path=shown)
+    answer = await _ask(ctx, request)
+    out = _output(request, answer)
+    out["path"] = shown
+    if answer.decision == "edit" and answer.content is not None:
+        await asyncio.to_thread(_write_edit, ctx, args.path, tf.text, answer.content, shown)
+    return out
+
+
+async def review_content(
+    ctx: ToolContext, args: ContentReviewArgs, *, feedback: bool
+) -> dict[str, Any]:
+    request = _request(ctx, args.title, args.content, args.prompt, feedback, path=None)
+    return _output(request, await _ask(ctx, request))
+
+
+def render_review(out: dict[str, Any]) -> str:
+    what = out.get("path") or out.get("title", "")
+    head = f"Review of {what}: {out.get('decision')}. {out.get('message', '')}"
+    if out.get("decision") == "edit":
+        return f"{head}\n{out.get('diff', '')}"
+    if out.get("decision") == "feedback":
+        return f"{head}\nFeedback:\n{out.get('feedback', '')}"
+    return head
+
+
+def _request(
+    ctx: ToolContext, title: str, content: str, prompt: str, feedback: bool, path: str | None
+) -> ReviewRequest:
+    return ReviewRequest(
+        title=title,
+        content=content,
+        prompt=prompt.strip(),
+        feedback=feedback,
+        path=path,
+        tool=ctx.tool,
+        user_id=ctx.user_id,
+        timeout=ctx.config.review.timeout,
+    )
+
+
+def _check_size(text: str, shown: str) -> None:
+    if len(text) > MAX_REVIEW_CHARS:
+        raise InvalidInput(
+            f"{shown} has {len(text)} characters; a review shows at most {MAX_REVIEW_CHARS}. "
+            "Split it, or ask the person to look at it with the question tool."
+        )
+
+
+async def _ask(ctx: ToolContext, request: ReviewRequest) -> ReviewAnswer:
+    what = request.path or f"“{request.title}”"
+    ask = getattr(ctx.asker, "review", None)
+    nobody = (
+        f"Nobody can review {what} here: no person is reachable through this client "
+        "(no terminal, no MCP form support, no open web console). Nothing was passed or "
+        "changed. Ask the user to open the web console (local-tools serve http) and call "
+        "again, or show them the draft in your reply."
+    )
+    if ask is None:
+        raise Cancelled(nobody)
+    limit = request.timeout
+    try:
+        # The asker's own wait ends first where it keeps one (the web console); this
+        # bounds the others (an MCP client that never answers).
+        return await asyncio.wait_for(ask(request), limit + 5.0)
+    except NoPersonAvailable as exc:
+        raise Cancelled(f"{nobody} ({exc})") from None
+    except QuestionCancelled as exc:
+        raise Cancelled(
+            f"The user dismissed the review of {what} ({exc}). Nothing was passed or "
+            "changed; do not ask again at once: ask what they want, or stop and explain."
+        ) from None
+    except (TimeoutError, asyncio.TimeoutError):
+        raise Cancelled(
+            f"Nobody reviewed {what} within {limit:g} s ([review] timeout). Nothing was "
+            "passed or changed."
+        ) from None
+
+
+def _output(request: ReviewRequest, answer: ReviewAnswer) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "decision": answer.decision,
+        "title": request.title,
+        "changed": answer.decision == "edit",
+        "message": _NEXT[answer.decision],
+    }
+    if answer.decision == "edit" and answer.content is not None:
+        out["content"] = answer.content
+        out["diff"] = unified_diff(request.content, answer.content, request.path or "draft")
+    if answer.decision == "feedback":
+        out["feedback"] = answer.feedback
+    return out
+
+
+def _write_edit(ctx: ToolContext, path: str, before: str, after: str, shown: str) -> None:
+    """Write the person's text, unless the file changed while it was under review."""
+    with file_lock(ctx.jail.resolve(path, write=True)):
+        now = read_text_file(ctx.jail, path)
+        # The text decides, not the mtime: a save of the same text loses nothing.
+        if now.text != before:
+            raise Conflict(
+                f"{shown} changed on disk while it was under review, so the person's edit "
+                "was not written over it. Their edited text is in details.edited_content: "
+                "read the file again and merge, or ask them to review again.",
+                details={"path": shown, "edited_content": after},
+            )
+        ctx.jail.write_atomic(str(now.real), encode_text(now, after))
+        note_read(ctx, now.real, os.stat(now.real))
