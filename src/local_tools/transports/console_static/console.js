@@ -145,7 +145,7 @@
     }
     for (const item of pending) {
       if (cards.has(item.id)) continue; // keep what the person has typed or chosen
-      const card = item.kind === "question" ? questionCard(item) : permissionCard(item);
+      const card = { question: questionCard, review: reviewCard }[item.kind]?.(item) || permissionCard(item);
       cards.set(item.id, card);
       $("pending-list").append(card);
     }
@@ -340,6 +340,132 @@
     return card;
   }
 
+  // A line diff of the person's edit: common head and tail trimmed, an LCS on what is
+  // left when it is small (edits are usually local), else the middle as replaced.
+  function lineDiff(before, after) {
+    const a = before.split("\n");
+    const b = after.split("\n");
+    let head = 0;
+    while (head < a.length && head < b.length && a[head] === b[head]) head++;
+    let tail = 0;
+    while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+    const x = a.slice(head, a.length - tail);
+    const y = b.slice(head, b.length - tail);
+    const rows = [];
+    if (head) rows.push([" ", a[head - 1]]);
+    if (x.length * y.length > 4e6) {
+      x.forEach((line) => rows.push(["-", line]));
+      y.forEach((line) => rows.push(["+", line]));
+    } else {
+      const w = y.length + 1;
+      const lcs = new Uint32Array((x.length + 1) * w);
+      for (let i = x.length - 1; i >= 0; i--) {
+        for (let j = y.length - 1; j >= 0; j--) {
+          lcs[i * w + j] = x[i] === y[j] ? lcs[(i + 1) * w + j + 1] + 1 : Math.max(lcs[(i + 1) * w + j], lcs[i * w + j + 1]);
+        }
+      }
+      let i = 0;
+      let j = 0;
+      while (i < x.length || j < y.length) {
+        if (i < x.length && j < y.length && x[i] === y[j]) { rows.push([" ", x[i]]); i++; j++; }
+        else if (i < x.length && (j === y.length || lcs[(i + 1) * w + j] >= lcs[i * w + j + 1])) rows.push(["-", x[i++]]);
+        else rows.push(["+", y[j++]]);
+      }
+    }
+    if (tail) rows.push([" ", a[a.length - tail]]);
+    return rows;
+  }
+
+  function reviewCard(item) {
+    const p = item.payload || {};
+    const original = String(p.content ?? "");
+    const offersFeedback = Boolean(p.feedback);
+    const status = statusLine();
+    const card = el("article", { class: "card review", "aria-labelledby": `title-${item.id}`, "data-id": item.id });
+    const lines = original.split("\n").length;
+    const editor = el("textarea", {
+      class: "draft", id: `draft-${item.id}`, spellcheck: "false",
+      rows: String(Math.min(24, Math.max(6, lines + 1))), "aria-describedby": `changes-${item.id}`,
+    });
+    editor.value = original;
+    const changes = el("div", { class: "changes", id: `changes-${item.id}`, "aria-live": "polite" });
+    const passBtn = el("button", { type: "button", class: "btn primary" }, "Pass");
+    const saveBtn = el("button", { type: "button", class: "btn", disabled: true }, "Save my edit");
+    const resetBtn = el("button", { type: "button", class: "btn quiet", hidden: true }, "Undo my changes");
+    const feedbackBtn = offersFeedback ? el("button", { type: "button", class: "btn" }, "Give feedback…") : null;
+    const dismiss = el("button", { type: "button", class: "btn quiet", title: "The tool is told the review was dismissed" }, "Dismiss");
+    const notes = el("textarea", { rows: "3", id: `feedback-${item.id}`, maxlength: "10000" });
+    const sendNotes = el("button", { type: "button", class: "btn primary", disabled: true }, "Send feedback");
+    const backBtn = el("button", { type: "button", class: "btn" }, "Back");
+    const feedbackBox = el(
+      "div", { class: "free", hidden: true },
+      el("label", { for: `feedback-${item.id}` }, "What should the agent change?"),
+      notes,
+      el("div", { class: "actions" }, sendNotes, backBtn),
+    );
+    const choose = el("div", { class: "actions" }, passBtn, saveBtn, feedbackBtn, resetBtn, dismiss);
+
+    let timer = null;
+    const showChanges = () => {
+      const edited = editor.value !== original;
+      saveBtn.disabled = !edited;
+      resetBtn.hidden = !edited;
+      passBtn.textContent = edited ? "Pass the original" : "Pass";
+      passBtn.className = edited ? "btn" : "btn primary";
+      saveBtn.className = edited ? "btn primary" : "btn";
+      if (!edited) {
+        changes.replaceChildren(el("p", { class: "empty" }, "No changes yet: edit the text above to change it before it is used."));
+        return;
+      }
+      const rows = lineDiff(original, editor.value).filter((r, n, all) => r[0] !== " " || n === 0 || n === all.length - 1 || all[n - 1][0] !== " " || (all[n + 1] && all[n + 1][0] !== " "));
+      changes.replaceChildren(
+        el("p", { class: "changes-title" }, "Your changes"),
+        el("pre", { class: "diff" }, rows.map(([mark, line]) => el("span", { class: { "+": "add", "-": "del", " ": "ctx" }[mark] }, `${mark} ${visible(line)}`))),
+      );
+    };
+    editor.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(showChanges, 120);
+    });
+    resetBtn.addEventListener("click", () => {
+      editor.value = original;
+      showChanges();
+      editor.focus();
+    });
+    passBtn.addEventListener("click", () => send(card, item.id, { decision: "pass" }, status));
+    saveBtn.addEventListener("click", () => send(card, item.id, { decision: "edit", content: editor.value }, status));
+    dismiss.addEventListener("click", () => send(card, item.id, { cancelled: true }, status));
+    if (feedbackBtn) {
+      feedbackBtn.addEventListener("click", () => {
+        choose.hidden = true;
+        feedbackBox.hidden = false;
+        notes.focus();
+      });
+      backBtn.addEventListener("click", () => {
+        feedbackBox.hidden = true;
+        choose.hidden = false;
+        feedbackBtn.focus();
+      });
+      notes.addEventListener("input", () => (sendNotes.disabled = !notes.value.trim()));
+      sendNotes.addEventListener("click", () => send(card, item.id, { decision: "feedback", feedback: notes.value.trim() }, status));
+    }
+    showChanges();
+
+    fill(
+      card,
+      cardHead(item, "Review", "info", visible(p.title || p.path || "draft")),
+      p.tool ? el("p", { class: "asker" }, `asked by ${visible(p.tool)}`, p.path ? [" · file ", el("code", {}, visible(p.path))] : null) : null,
+      p.prompt ? el("p", { class: "summary" }, visible(p.prompt)) : null,
+      el("label", { class: "draft-label", for: `draft-${item.id}` }, offersFeedback ? "The draft: pass it, edit it here, or give feedback" : "The draft: pass it, or edit it here"),
+      editor,
+      changes,
+      choose,
+      feedbackBox,
+      status,
+    );
+    return card;
+  }
+
   async function send(card, id, answer, status) {
     const buttons = [...card.querySelectorAll("button, input, textarea")];
     buttons.forEach((b) => (b.disabled = true));
@@ -393,6 +519,9 @@
       }[a.decision] || ["answered", "muted"];
     }
     if (a.cancelled) return ["dismissed", "muted"];
+    if (item.kind === "review") {
+      return { pass: ["passed", "ok"], edit: ["edited", "ok"], feedback: ["feedback", "ok"] }[a.decision] || ["answered", "muted"];
+    }
     return ["answered", "ok"];
   }
 
@@ -406,6 +535,9 @@
         let what;
         if (item.kind === "permission") {
           what = [el("strong", {}, visible(p.tool || "")), " ", el("code", {}, visible(p.subject ?? p.permission ?? ""))];
+        } else if (item.kind === "review") {
+          const said = (item.answer || {}).feedback;
+          what = [el("span", {}, visible(p.title || p.path || "")), said ? el("span", { class: "said" }, " → ", visible(said)) : null];
         } else {
           const a = item.answer || {};
           const said = [...(a.choices || []), ...(a.text ? [a.text] : [])].join(" · ");
