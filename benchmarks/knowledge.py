@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from local_tools import Toolbox
-from local_tools.knowledge.store import MIGRATIONS, _statements
+from local_tools.knowledge.sqlite import MIGRATIONS, statements
 from machine import describe
 
 # A Zipf-like vocabulary: a few words everywhere, most words rare, as in real notes.
@@ -56,7 +56,7 @@ def main() -> None:
     tb = Toolbox(tmp / "ws", state_dir=tmp / "state", audit=False, plugins=False)
     bare = sqlite3.connect(tmp / "bare.sqlite", isolation_level=None)
     bare.execute("PRAGMA journal_mode = WAL")
-    for statement in _statements(MIGRATIONS[0]):
+    for statement in statements(MIGRATIONS[0]):
         bare.execute(statement)
 
     # 1. save throughput

@@ -1,5 +1,7 @@
-"""export_knowledge / import_knowledge: a round trip, merge and replace, bad files."""
+"""export_knowledge / import_knowledge: a round trip, merge and replace, bad files; on
+SQLite and on a real PostgreSQL server (knowledge_backends.py)."""
 
+# ruff: noqa: F811 - the fixtures imported from knowledge_backends are used by name
 from __future__ import annotations
 
 import json
@@ -7,6 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from envelopes import err, ok
+from knowledge_backends import (  # noqa: F401 - fixtures, by name
+    backend,
+    knowledge_config,
+    make_toolbox,
+    pg_schemas,
+    pg_server,
+    tb,
+)
 from local_tools import Toolbox
 from transports.test_output_schemas import structured
 

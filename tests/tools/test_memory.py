@@ -1,26 +1,33 @@
-"""Memory tools: save/query/promote and the key/value `memory` tool, on a real SQLite file."""
+"""Memory tools: save/query/promote and the key/value `memory` tool, on a real SQLite file
+and on a real PostgreSQL server (every test runs on both: knowledge_backends.py)."""
 
+# ruff: noqa: F811 - the fixtures imported from knowledge_backends are used by name
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envelopes import err, ok
+from knowledge_backends import (  # noqa: F401 - fixtures, by name
+    backend,
+    knowledge_config,
+    make_toolbox,
+    open_store_for,
+    pg_schemas,
+    pg_server,
+    run_writers,
+    tb,
+)
 from local_tools import Toolbox
 from local_tools.knowledge import store_path
+from local_tools.knowledge.memory import query
+from local_tools.knowledge.transfer import export
 from transports.test_output_schemas import structured
 
 SQL = "Robert'); DROP TABLE memories;-- \" OR 1=1 --"
-
-
-def _db(tb: Toolbox, tmp_path: Path, workspace: Path) -> Path:
-    return store_path(tmp_path / "state", workspace)
 
 
 def test_save_query_and_promote(tb: Toolbox) -> None:
@@ -133,11 +140,12 @@ def test_keys_are_never_paths(tb: Toolbox, key: str) -> None:
     err(tb.run("memory", {"action": "write", "key": key, "value": "v"}), "INVALID_INPUT")
 
 
-def test_database_is_in_state_with_wal_and_migrations(
-    tb: Toolbox, tmp_path: Path, workspace: Path
+def test_sqlite_database_is_in_state_with_wal_and_migrations(
+    tmp_path: Path, workspace: Path
 ) -> None:
+    tb = Toolbox(workspace, state_dir=tmp_path / "state", audit=False)
     ok(tb.run("memory", {"action": "write", "key": "k", "value": "v"}))
-    path = _db(tb, tmp_path, workspace)
+    path = store_path(tmp_path / "state", workspace)
     assert path.is_file() and not list(workspace.iterdir())
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -150,6 +158,20 @@ def test_database_is_in_state_with_wal_and_migrations(
         tb2.close()
 
 
+def test_store_reopens_with_its_migrations_recorded(
+    make_toolbox: Any, knowledge_config: dict[str, Any], tmp_path: Path, workspace: Path
+) -> None:
+    tb = make_toolbox()
+    ok(tb.run("memory", {"action": "write", "key": "k", "value": "v"}))
+    tb.close()
+    assert ok(make_toolbox().run("memory", {"action": "read", "key": "k"}))["value"] == "v"
+    store = open_store_for(knowledge_config, tmp_path / "state", workspace)
+    try:
+        assert store.version == 1  # opening again ran no migration twice
+    finally:
+        store.close()
+
+
 def test_output_shapes(tb: Toolbox) -> None:
     structured(tb, "save_insight", {"content": "a"})
     structured(tb, "query_memory", {"keywords": "a"})
@@ -160,10 +182,10 @@ def test_output_shapes(tb: Toolbox) -> None:
 
 
 WRITER = """
-import sys
+import json, sys
 from local_tools import Toolbox
-who, rounds, ws, state = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-tb = Toolbox(ws, state_dir=state, audit=False, plugins=False)
+who, rounds, ws, state, config = sys.argv[1], int(sys.argv[2]), *sys.argv[3:6]
+tb = Toolbox(ws, json.loads(config), state_dir=state, audit=False, plugins=False)
 for n in range(rounds):
     env = tb.run("save_memory", {"kind": "insight", "content": f"{who} wrote {n}"})
     assert env["success"], env
@@ -173,36 +195,21 @@ tb.close()
 """
 
 
-def test_two_processes_writing_at_once_lose_nothing(workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.timeout(120)
+def test_two_processes_writing_at_once_lose_nothing(
+    knowledge_config: dict[str, Any], workspace: Path, tmp_path: Path
+) -> None:
     state, rounds = tmp_path / "state", 40
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                textwrap.dedent(WRITER),
-                who,
-                str(rounds),
-                str(workspace),
-                str(state),
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for who in ("alice", "bob")
-    ]
-    for p in procs:
-        _, stderr = p.communicate(timeout=120)
-        assert p.returncode == 0, stderr
-    with sqlite3.connect(store_path(state, workspace)) as conn:
-        rows = conn.execute("SELECT content FROM memories").fetchall()
-        assert sorted(r[0] for r in rows) == sorted(
+    run_writers(WRITER, knowledge_config, workspace, state, rounds)
+    store = open_store_for(knowledge_config, state, workspace)
+    try:
+        doc = export(store)
+        assert sorted(r["content"] for r in doc["memories"]) == sorted(
             f"{who} wrote {n}" for who in ("alice", "bob") for n in range(rounds)
         )
-        assert conn.execute("SELECT count(*) FROM kv").fetchone()[0] == 2 * rounds
-        assert (
-            conn.execute(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'wrote'"
-            ).fetchone()[0]
-            == 2 * rounds
-        )
+        assert len({r["id"] for r in doc["memories"]}) == 2 * rounds
+        assert len(doc["kv"]) == 2 * rounds
+        # Every entry reached the full-text index too.
+        assert len(query(store, keywords="wrote", limit=1000)) == 2 * rounds
+    finally:
+        store.close()

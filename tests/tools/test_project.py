@@ -1,20 +1,28 @@
-"""Project data tools: ids, links, the task status machine, checks, two processes."""
+"""Project data tools: ids, links, the task status machine, checks, two processes; on
+SQLite and on a real PostgreSQL server (knowledge_backends.py)."""
 
+# ruff: noqa: F811 - the fixtures imported from knowledge_backends are used by name
 from __future__ import annotations
 
-import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envelopes import err, ok
+from knowledge_backends import (  # noqa: F401 - fixtures, by name
+    backend,
+    knowledge_config,
+    make_toolbox,
+    open_store_for,
+    pg_schemas,
+    pg_server,
+    run_writers,
+    tb,
+)
 from local_tools import Toolbox
-from local_tools.knowledge import store_path
 from local_tools.knowledge.project import find_cycles
+from local_tools.knowledge.transfer import export
 from transports.test_output_schemas import structured
 
 SQL = "x'); DELETE FROM items;-- \" OR 1=1"
@@ -175,10 +183,10 @@ def test_project_permissions_follow_the_rules(make_toolbox: Any) -> None:
 
 
 WRITER = """
-import sys
+import json, sys
 from local_tools import Toolbox
-who, rounds, ws, state = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-tb = Toolbox(ws, state_dir=state, audit=False, plugins=False)
+who, rounds, ws, state, config = sys.argv[1], int(sys.argv[2]), *sys.argv[3:6]
+tb = Toolbox(ws, json.loads(config), state_dir=state, audit=False, plugins=False)
 for n in range(rounds):
     env = tb.run("create_task", {"title": f"{who} {n}"})
     assert env["success"], env
@@ -187,31 +195,17 @@ tb.close()
 
 
 @pytest.mark.timeout(120)
-def test_two_processes_creating_at_once_get_distinct_ids(workspace: Path, tmp_path: Path) -> None:
+def test_two_processes_creating_at_once_get_distinct_ids(
+    knowledge_config: dict[str, Any], workspace: Path, tmp_path: Path
+) -> None:
     state, rounds = tmp_path / "state", 40
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                textwrap.dedent(WRITER),
-                who,
-                str(rounds),
-                str(workspace),
-                str(state),
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for who in ("alice", "bob")
+    run_writers(WRITER, knowledge_config, workspace, state, rounds)
+    store = open_store_for(knowledge_config, state, workspace)
+    try:
+        doc = export(store)
+    finally:
+        store.close()
+    assert sorted(r["id"] for r in doc["items"]) == [
+        f"TASK-{n:03d}" for n in range(1, 2 * rounds + 1)
     ]
-    for p in procs:
-        _, stderr = p.communicate(timeout=120)
-        assert p.returncode == 0, stderr
-    with sqlite3.connect(store_path(state, workspace)) as conn:
-        ids = sorted(r[0] for r in conn.execute("SELECT id FROM items"))
-        assert ids == [f"TASK-{n:03d}" for n in range(1, 2 * rounds + 1)]
-        assert (
-            conn.execute("SELECT last FROM counters WHERE kind = 'task'").fetchone()[0]
-            == 2 * rounds
-        )
+    assert doc["counters"] == [{"kind": "task", "last": 2 * rounds}]

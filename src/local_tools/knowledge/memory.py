@@ -1,8 +1,15 @@
 """Memory entries (insights, issues, learnings, decisions, patterns) and key/value notes.
 
-Search is FTS5 ranked by bm25 over title, content and tags; a keyword the index has
-never seen is widened to the indexed words spelled like it (same first letter, a
-difflib ratio of at least 0.75), so "authentification" still finds "authentication".
+Search is the backend's full-text index (SQLite FTS5 with bm25, PostgreSQL tsvector
+with ts_rank) over title, content and tags; each keyword matches as a prefix, and a
+keyword the index has never seen is widened to the indexed words spelled like it (same
+first letter, a difflib ratio of at least 0.75), so "authentification" still finds
+"authentication".
+
+Ranking is bounded so a query stays fast however large the store: a keyword found in
+more than CANDIDATES entries says little about which one is wanted (its idf is low),
+so entries matching only such keywords are ranked among the newest CANDIDATES of them,
+after the entries matching a rarer keyword, which are all ranked.
 """
 
 from __future__ import annotations
@@ -10,13 +17,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import sqlite3
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from local_tools.core.errors import InvalidInput, NotFound
-from local_tools.knowledge.store import KnowledgeStore, now_iso
+from local_tools.knowledge.store import Conn, Group, KnowledgeStore, now_iso
 
 __all__ = [
     "KINDS",
@@ -41,11 +46,15 @@ MERGED_SCOPE_ORDER = ("session", "iteration", "project")
 PROMOTIONS = ("decision", "pattern")
 MAX_FUZZY_PER_WORD = 3
 MAX_KEYWORDS = 16
+CANDIDATES = 1000
 CONTEXT_SNIPPET = 300
+# Every column but a backend's own (PostgreSQL's tsvector).
+COLUMNS = ("id, kind, title, content, tags, scope, session, user_id, tool, promoted_from, "
+           "history, created_at, updated_at")  # fmt: skip
 _KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 
-def _entry(row: sqlite3.Row) -> dict[str, Any]:
+def _entry(row: Any) -> dict[str, Any]:
     entry = {
         "id": row["id"],
         "kind": row["kind"],
@@ -81,15 +90,16 @@ def save(
     _check(scope, SCOPES, "scope")
     stamp = now_iso()
     with store.write() as conn:
-        cur = conn.execute(
+        new_id = conn.execute(
             "INSERT INTO memories(kind, title, content, tags, scope, session, user_id, tool, "
-            "history, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "history, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (kind, title, content, " ".join(tags), scope,
              session if scope == "session" else None, user_id, tool,
              json.dumps([{"at": stamp, "event": "created", "kind": kind, "by": user_id}]),
              stamp, stamp),
-        )  # fmt: skip
-        row = conn.execute("SELECT * FROM memories WHERE id = ?", (cur.lastrowid,)).fetchone()
+        ).fetchone()[0]  # fmt: skip
+        row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (new_id,)).fetchone()
     return _entry(row)
 
 
@@ -109,12 +119,12 @@ def query(
     if kind is not None:
         _check(kind, KINDS, "kind")
     scopes = MERGED_SCOPE_ORDER if scope == "merged" else (scope,)
-    words = _words(keywords)
+    words = store.words(keywords)[:MAX_KEYWORDS]
 
-    def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    def run(conn: Conn) -> list[dict[str, Any]]:
         where = [
             f"m.scope IN ({','.join('?' * len(scopes))})",
-            "(m.scope != 'session' OR m.session IS ?)",
+            "(m.scope != 'session' OR m.session IS NOT DISTINCT FROM ?)",
         ]
         params: list[Any] = [*scopes, session]
         if kind is not None:
@@ -122,17 +132,18 @@ def query(
             params.append(kind)
         order = "CASE m.scope WHEN 'session' THEN 0 WHEN 'iteration' THEN 1 ELSE 2 END"
         if words:
-            match = _match_expression(conn, words)
-            sql = (
-                "SELECT m.*, bm25(memories_fts, 4.0, 1.0, 2.0) AS rank FROM memories_fts "
-                "JOIN memories m ON m.id = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {' AND '.join(where)} "
-                f"ORDER BY {order}, rank, m.id DESC LIMIT ?"
-            )
-            rows = conn.execute(sql, [match, *params, limit]).fetchall()
+            rare: list[Group] = []
+            common: list[Group] = []
+            for group in _groups(store, conn, words):
+                many = store.count_upto(conn, group, CANDIDATES + 1) > CANDIDATES
+                (common if many else rare).append(group)
+            rows = store.search(
+                conn, rare=rare, common=common, where=" AND ".join(where), params=params,
+                order=order, limit=limit, cap=CANDIDATES,
+            )  # fmt: skip
         else:
             sql = (
-                f"SELECT m.* FROM memories m WHERE {' AND '.join(where)} "
+                f"SELECT {COLUMNS} FROM memories m WHERE {' AND '.join(where)} "
                 f"ORDER BY {order}, m.id DESC LIMIT ?"
             )
             rows = conn.execute(sql, [*params, limit]).fetchall()
@@ -149,7 +160,7 @@ def promote(
     _check(to, PROMOTIONS, "to")
     stamp = now_iso()
     with store.write() as conn:
-        row = conn.execute("SELECT * FROM memories WHERE id = ?", (entry_id,)).fetchone()
+        row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (entry_id,)).fetchone()
         if row is None:
             raise NotFound(f"No memory entry has id {entry_id}. Find ids with query_memory.")
         if row["kind"] == to:
@@ -157,20 +168,20 @@ def promote(
         history = json.loads(row["history"])
         new_history = [*history, {"at": stamp, "event": "promoted", "from": row["kind"],
                                   "to": to, "from_id": entry_id, "by": user_id}]  # fmt: skip
-        cur = conn.execute(
+        new_id = conn.execute(
             "INSERT INTO memories(kind, title, content, tags, scope, session, user_id, tool, "
             "promoted_from, history, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, 'project', NULL, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, 'project', NULL, ?, ?, ?, ?, ?, ?) RETURNING id",
             (to, row["title"], row["content"], row["tags"], user_id, tool, entry_id,
              json.dumps(new_history), stamp, stamp),
-        )  # fmt: skip
-        history.append({"at": stamp, "event": "promoted", "to": to, "new_id": cur.lastrowid,
+        ).fetchone()[0]  # fmt: skip
+        history.append({"at": stamp, "event": "promoted", "to": to, "new_id": new_id,
                         "by": user_id})  # fmt: skip
         conn.execute(
             "UPDATE memories SET history = ?, updated_at = ? WHERE id = ?",
             (json.dumps(history), stamp, entry_id),
         )
-        new = conn.execute("SELECT * FROM memories WHERE id = ?", (cur.lastrowid,)).fetchone()
+        new = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (new_id,)).fetchone()
     return _entry(new)
 
 
@@ -248,43 +259,15 @@ def _check(value: str, allowed: Sequence[str], what: str) -> None:
         raise InvalidInput(f"Unknown {what} {value!r}: use one of {', '.join(allowed)}.")
 
 
-def _fold(word: str) -> str:
-    """As FTS5's unicode61 tokenizer indexes a word: lower case, no diacritics."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _words(keywords: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for w in re.findall(r"\w+", keywords):
-        seen.setdefault(_fold(w))
-    return list(seen)[:MAX_KEYWORDS]
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _match_expression(conn: sqlite3.Connection, words: Sequence[str]) -> str:
-    """An FTS5 query: each word as a prefix, OR'ed, plus near spellings of the words
-    the index does not hold."""
-    terms: list[str] = []
+def _groups(store: KnowledgeStore, conn: Conn, words: Sequence[str]) -> list[Group]:
+    """Each word with the near spellings of it the index holds, when it holds no term
+    starting with the word itself."""
+    out: list[Group] = []
     for word in words:
-        terms.append(_quote(word) + "*")
-        hit = conn.execute(
-            "SELECT 1 FROM memories_vocab WHERE term >= ? AND term < ? LIMIT 1",
-            (word, word + "\U0010ffff"),
-        ).fetchone()
-        if hit is None and len(word) >= 3:
-            terms.extend(_quote(t) for t in _near(conn, word))
-    return " OR ".join(terms)
-
-
-def _near(conn: sqlite3.Connection, word: str) -> list[str]:
-    first = word[0]
-    rows = conn.execute(
-        "SELECT term FROM memories_vocab WHERE term >= ? AND term < ? AND length(term) "
-        "BETWEEN ? AND ?",
-        (first, first + "\U0010ffff", len(word) - 2, len(word) + 2),
-    ).fetchall()
-    return difflib.get_close_matches(word, [r[0] for r in rows], n=MAX_FUZZY_PER_WORD, cutoff=0.75)
+        near: list[str] = []
+        if len(word) >= 3 and not store.has_prefix(conn, word):
+            near = difflib.get_close_matches(
+                word, store.spellings(conn, word), n=MAX_FUZZY_PER_WORD, cutoff=0.75
+            )
+        out.append((word, near))
+    return out

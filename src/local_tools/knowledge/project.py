@@ -9,12 +9,11 @@ dependencies may name tasks not created yet; check_task_dependencies reports tho
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local_tools.core.errors import InvalidInput, NotFound
-from local_tools.knowledge.store import KnowledgeStore, now_iso
+from local_tools.knowledge.store import Conn, KnowledgeStore, now_iso
 
 __all__ = [
     "KINDS",
@@ -82,7 +81,7 @@ def create(
         clean = _checked_links(conn, kind, links or {})
         number = conn.execute(
             "INSERT INTO counters(kind, last) VALUES (?, 1) "
-            "ON CONFLICT(kind) DO UPDATE SET last = last + 1 RETURNING last",
+            "ON CONFLICT(kind) DO UPDATE SET last = counters.last + 1 RETURNING last",
             (kind,),
         ).fetchone()[0]
         item_id = f"{PREFIXES[kind]}-{number:03d}"
@@ -98,7 +97,7 @@ def create(
 def get(store: KnowledgeStore, kind: str, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Items of `kind` (all, or those named, in that order); an unknown id is NOT_FOUND."""
 
-    def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    def run(conn: Conn) -> list[dict[str, Any]]:
         if not ids:
             rows = conn.execute("SELECT id FROM items WHERE kind = ? ORDER BY id", (kind,))
             return [_record(conn, r[0]) for r in rows.fetchall()]
@@ -157,7 +156,7 @@ def delete(store: KnowledgeStore, item_id: str) -> dict[str, Any]:
 def coverage(store: KnowledgeStore) -> dict[str, list[str]]:
     """Both ways: requirements no feature covers, features that cover nothing."""
 
-    def run(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    def run(conn: Conn) -> dict[str, list[str]]:
         uncovered = conn.execute(
             "SELECT id FROM items WHERE kind = 'requirement' AND id NOT IN "
             "(SELECT l.dst FROM links l JOIN items f ON f.id = l.src WHERE l.rel = 'covers') "
@@ -277,7 +276,7 @@ def design_document(store: KnowledgeStore) -> str:
 
 
 def _task_graph(store: KnowledgeStore) -> dict[str, list[str]]:
-    def run(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    def run(conn: Conn) -> dict[str, list[str]]:
         graph: dict[str, list[str]] = {
             r[0]: [] for r in conn.execute("SELECT id FROM items WHERE kind = 'task' ORDER BY id")
         }
@@ -291,7 +290,7 @@ def _task_graph(store: KnowledgeStore) -> dict[str, list[str]]:
     return store.read(run)
 
 
-def _existing(conn: sqlite3.Connection, item_id: str, kind: str | None) -> str:
+def _existing(conn: Conn, item_id: str, kind: str | None) -> str:
     item_id = item_id.strip().upper()
     row = conn.execute("SELECT kind FROM items WHERE id = ?", (item_id,)).fetchone()
     if row is None or (kind is not None and row[0] != kind):
@@ -305,7 +304,7 @@ def _existing(conn: sqlite3.Connection, item_id: str, kind: str | None) -> str:
 
 
 def _checked_links(
-    conn: sqlite3.Connection,
+    conn: Conn,
     kind: str,
     links: Mapping[str, Sequence[str] | None],
     self_id: str | None = None,
@@ -334,10 +333,10 @@ def _checked_links(
     return clean
 
 
-def _set_links(conn: sqlite3.Connection, item_id: str, links: Mapping[str, Sequence[str]]) -> None:
+def _set_links(conn: Conn, item_id: str, links: Mapping[str, Sequence[str]]) -> None:
     for rel, ids in links.items():
         conn.executemany(
-            "INSERT OR IGNORE INTO links(src, rel, dst) VALUES (?, ?, ?)",
+            "INSERT INTO links(src, rel, dst) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [(item_id, rel, dst) for dst in ids],
         )
 
@@ -358,7 +357,7 @@ def _check_status(kind: str, item_id: str, before: str, status: str) -> None:
     )
 
 
-def _record(conn: sqlite3.Connection, item_id: str) -> dict[str, Any]:
+def _record(conn: Conn, item_id: str) -> dict[str, Any]:
     row = conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
     record = {k: row[k] for k in ("id", "kind", "title", "description", "status", "priority",
                                   "user_id", "created_at", "updated_at")}  # fmt: skip

@@ -1,165 +1,82 @@
-"""One SQLite database per workspace, in the workspace's state folder.
+"""The knowledge store: what memory.py, project.py and transfer.py ask of a database.
 
-WAL so readers never wait for a writer; every write is one `BEGIN IMMEDIATE`
-transaction (the write lock taken up front, so two processes serialise instead of
-one failing half-way with SQLITE_BUSY); a busy timeout so the second writer waits
-rather than errs; numbered, append-only migrations recorded in `schema_migrations`.
-One connection per toolbox, shared by its worker threads under a lock.
+Two backends implement it: `sqlite.SqliteStore` (the default: one file per workspace
+in the workspace's state folder) and `postgres.PostgresStore` (`[knowledge] url =
+"postgresql://..."`: one database a team shares). The engines write portable SQL with
+`?` placeholders; each backend owns its schema, its transactions and its full-text
+search, so no engine module branches on the backend.
+
+Every write is one transaction that holds the store's single writer lock (SQLite's
+`BEGIN IMMEDIATE`, a PostgreSQL advisory lock): writers in two processes queue, and
+a read-check-write such as a task status move never loses an update.
 """
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
-import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from local_tools.core.errors import StorageError
 from local_tools.core.state import workspace_state_dir
 
-__all__ = ["KNOWLEDGE_FILE", "KnowledgeStore", "open_store", "store_path"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "KNOWLEDGE_FILE",
+    "Conn",
+    "Cursor",
+    "Group",
+    "KnowledgeStore",
+    "now_iso",
+    "open_store",
+    "store_path",
+]
 
 KNOWLEDGE_FILE = "knowledge.sqlite"
 BUSY_TIMEOUT_MS = 10_000
 T = TypeVar("T")
 
-# Append-only: never edit a migration that shipped, add the next one.
-MIGRATIONS: tuple[str, ...] = (
-    # 1: memory entries with two full-text indexes kept by triggers, key/value notes,
-    # project items, their links, and the id counters that make ids never repeat.
-    """
-    CREATE TABLE memories (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        kind TEXT NOT NULL,
-        title TEXT NOT NULL DEFAULT '',
-        content TEXT NOT NULL,
-        tags TEXT NOT NULL DEFAULT '',
-        scope TEXT NOT NULL,
-        session TEXT,
-        user_id TEXT NOT NULL,
-        tool TEXT NOT NULL,
-        promoted_from INTEGER REFERENCES memories(id),
-        history TEXT NOT NULL DEFAULT '[]',
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX memories_kind ON memories(kind);
-    CREATE VIRTUAL TABLE memories_fts USING fts5(
-        title, content, tags, content='memories', content_rowid='id'
-    );
-    CREATE VIRTUAL TABLE memories_vocab USING fts5vocab(memories_fts, 'row');
-    CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, title, content, tags)
-        VALUES (new.id, new.title, new.content, new.tags);
-    END;
-    CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, title, content, tags)
-        VALUES ('delete', old.id, old.title, old.content, old.tags);
-    END;
-    CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, title, content, tags)
-        VALUES ('delete', old.id, old.title, old.content, old.tags);
-        INSERT INTO memories_fts(rowid, title, content, tags)
-        VALUES (new.id, new.title, new.content, new.tags);
-    END;
-    CREATE TABLE kv (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE TABLE counters (kind TEXT PRIMARY KEY, last INTEGER NOT NULL);
-    CREATE TABLE items (
-        id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        title TEXT NOT NULL,
-        description TEXT NOT NULL DEFAULT '',
-        status TEXT NOT NULL,
-        priority TEXT NOT NULL DEFAULT 'medium',
-        user_id TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL
-    );
-    CREATE INDEX items_kind ON items(kind);
-    CREATE TABLE links (
-        src TEXT NOT NULL,
-        rel TEXT NOT NULL,
-        dst TEXT NOT NULL,
-        PRIMARY KEY (src, rel, dst)
-    );
-    CREATE INDEX links_dst ON links(dst, rel);
-    """,
-)
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
 
 
-def store_path(state_dir: Path, workspace: Path) -> Path:
-    """Where `workspace`'s knowledge database lives."""
-    ws_state = workspace_state_dir(Path(state_dir), Path(os.path.realpath(workspace)))
-    return ws_state / KNOWLEDGE_FILE
+class Conn(Protocol):
+    """A connection inside a transaction: `?` placeholders; rows index by position and
+    by column name (sqlite3.Row or postgres.Row)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+    def executemany(self, sql: str, params: Any, /) -> Any: ...
 
 
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+# A keyword as searched: the word (matched as a prefix) and its near spellings.
+Group = tuple[str, list[str]]
 
 
-class KnowledgeStore:
-    """A connection to one knowledge database, safe to share between threads."""
+class KnowledgeStore(abc.ABC):
+    """One knowledge database, safe to share between a toolbox's threads."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.RLock()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                check_same_thread=False,
-            )  # fmt: skip
-            self._conn.row_factory = sqlite3.Row
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            with contextlib.suppress(OSError):
-                os.chmod(self.path, 0o600)
-            self._set_up()
-        except sqlite3.Error as exc:
-            raise StorageError(
-                f"Could not open the knowledge database {self.path} ({exc}). "
-                "Check that the state folder is writable, then try again."
-            ) from None
+    backend: str  # "sqlite" | "postgresql"
+    errors: tuple[type[Exception], ...]  # the driver's errors (a bad row in an import)
 
-    def _set_up(self) -> None:
-        # Two processes opening a new database at once: switching it to WAL takes an
-        # exclusive lock that a busy handler does not always wait for; retry instead.
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                self._conn.execute("PRAGMA journal_mode = WAL")
-                self._conn.execute("PRAGMA foreign_keys = ON")
-                self._migrate()
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    @abc.abstractmethod
+    def write(self) -> contextlib.AbstractContextManager[Conn]:
+        """One write transaction: all of it or none of it, serialised across processes.
+        Storage failures raise StorageError; the body's own errors roll it back."""
 
-    def _migrate(self) -> None:
-        with self.write() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations "
-                "(version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-            )
-            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
-            for version, script in enumerate(MIGRATIONS, start=1):
-                if version in done:
-                    continue
-                for statement in _statements(script):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)",
-                    (version, now_iso()),
-                )
+    @abc.abstractmethod
+    def read(self, func: Callable[[Conn], T]) -> T:
+        """Run `func` on a consistent snapshot."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
 
     @property
     def version(self) -> int:
@@ -168,71 +85,80 @@ class KnowledgeStore:
         )
         return int(row[0] or 0)
 
-    @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of it or none of it, serialised across processes."""
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise _storage_error(exc) from None
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            try:
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-                raise _storage_error(exc) from None
+    # ---------------------------------------------------------------- search
 
-    def read(self, func: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `func` on a consistent snapshot (a read transaction)."""
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN")
-                try:
-                    return func(self._conn)
-                finally:
-                    self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise _storage_error(exc) from None
+    @abc.abstractmethod
+    def words(self, keywords: str) -> list[str]:
+        """The keywords as the index spells its terms (case and accents folded alike)."""
 
-    def close(self) -> None:
-        with self._lock, contextlib.suppress(sqlite3.Error):
-            self._conn.close()
+    @abc.abstractmethod
+    def has_prefix(self, conn: Conn, word: str) -> bool:
+        """Whether some indexed term starts with `word`."""
+
+    @abc.abstractmethod
+    def spellings(self, conn: Conn, word: str) -> list[str]:
+        """Indexed terms that may be near spellings of `word` (the caller picks)."""
+
+    @abc.abstractmethod
+    def count_upto(self, conn: Conn, group: Group, cap: int) -> int:
+        """How many entries match `group`, counting no further than `cap`."""
+
+    @abc.abstractmethod
+    def search(
+        self,
+        conn: Conn,
+        *,
+        rare: Sequence[Group],
+        common: Sequence[Group],
+        where: str,
+        params: Sequence[Any],
+        order: str,
+        limit: int,
+        cap: int,
+    ) -> list[Any]:
+        """Memory rows (`m.*`) best first: those matching a `rare` keyword all ranked,
+        and of those matching only `common` ones the newest `cap`, ranked after them
+        within a scope. `where` filters `m` (with `params`); `order` comes first."""
+
+    def after_import(self, conn: Conn) -> None:  # noqa: B027 - most backends need nothing
+        """Bring id generators past the ids an import wrote (SQLite's AUTOINCREMENT
+        does that by itself)."""
+
+
+def store_path(state_dir: Path, workspace: Path) -> Path:
+    """Where `workspace`'s SQLite knowledge database lives."""
+    ws_state = workspace_state_dir(Path(state_dir), Path(os.path.realpath(workspace)))
+    return ws_state / KNOWLEDGE_FILE
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def open_store(ctx: Any) -> KnowledgeStore:
-    """The toolbox's store for the call's workspace (created on first use, closed with
-    the toolbox); a bare store when the context has no resources (tests, scripts)."""
-    path = store_path(ctx.state_dir, ctx.workspace)
+    """The toolbox's store for the call (created on first use, closed with the toolbox);
+    a bare store when the context has no resources (tests, scripts). PostgreSQL when
+    `[knowledge] url` is set, else the workspace's SQLite file."""
+    cfg = ctx.config.knowledge
+    factory: Callable[[], KnowledgeStore]
+    if cfg.url:
+        url, schema = cfg.url, cfg.pg_schema
+
+        def factory() -> KnowledgeStore:
+            from local_tools.knowledge.postgres import PostgresStore  # psycopg only if used
+
+            return PostgresStore(url, schema)
+
+        key = f"knowledge:{url}#{schema}"
+    else:
+        path = store_path(ctx.state_dir, ctx.workspace)
+
+        def factory() -> KnowledgeStore:
+            from local_tools.knowledge.sqlite import SqliteStore
+
+            return SqliteStore(path)
+
+        key = f"knowledge:{path}"
     if ctx.resources is None:
-        return KnowledgeStore(path)
-    return ctx.resource(f"knowledge:{path}", lambda: KnowledgeStore(path))  # type: ignore[no-any-return]
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration into statements (`sqlite3.complete_statement` knows triggers)."""
-    out: list[str] = []
-    current = ""
-    for line in script.splitlines(keepends=True):
-        current += line
-        if sqlite3.complete_statement(current):
-            if current.strip():
-                out.append(current.strip())
-            current = ""
-    if current.strip():
-        out.append(current.strip())
-    return out
-
-
-def _storage_error(exc: sqlite3.Error) -> StorageError:
-    if "locked" in str(exc) or "busy" in str(exc):
-        return StorageError(
-            f"The knowledge database is busy (another process held it for over "
-            f"{BUSY_TIMEOUT_MS // 1000} s). Nothing was changed; try again shortly."
-        )
-    return StorageError(f"The knowledge database failed ({exc}). Nothing was changed.")
+        return factory()
+    return ctx.resource(key, factory)  # type: ignore[no-any-return]

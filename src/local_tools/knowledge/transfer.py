@@ -8,11 +8,11 @@ counters end at least as high as both sides had them, so no id is handed out twi
 
 from __future__ import annotations
 
-import sqlite3
+import re
 from typing import Any
 
 from local_tools.core.errors import InvalidInput
-from local_tools.knowledge.store import KnowledgeStore
+from local_tools.knowledge.store import Conn, KnowledgeStore
 
 __all__ = ["FORMAT", "VERSION", "export", "import_"]
 
@@ -32,7 +32,7 @@ _KEYS = {"memories": ("id",), "kv": ("key",), "items": ("id",), "links": ("src",
 
 
 def export(store: KnowledgeStore) -> dict[str, Any]:
-    def run(conn: sqlite3.Connection) -> dict[str, Any]:
+    def run(conn: Conn) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "version": VERSION}
         for table, columns in _TABLES.items():
             order = ", ".join(_KEYS[table])
@@ -57,37 +57,32 @@ def import_(store: KnowledgeStore, doc: Any, *, mode: str = "merge") -> dict[str
             if table == "counters":
                 continue
             sql = (
-                f"INSERT OR IGNORE INTO {table}({', '.join(columns)}) "
-                f"VALUES ({', '.join('?' * len(columns))})"
+                f"INSERT INTO {table}({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' * len(columns))}) ON CONFLICT DO NOTHING"
             )
             count = 0
             for n, row in enumerate(rows[table]):
                 try:
                     count += conn.execute(sql, [row.get(c) for c in columns]).rowcount
-                except sqlite3.Error as exc:
+                except store.errors as exc:
                     raise InvalidInput(
                         f"{table}[{n}] cannot be imported ({exc}); nothing was changed."
                     ) from None
             added[table] = count
-        for row in rows["counters"]:
-            conn.execute(
-                "INSERT INTO counters(kind, last) VALUES (?, ?) "
-                "ON CONFLICT(kind) DO UPDATE SET last = max(last, excluded.last)",
-                (row["kind"], row["last"]),
-            )
+        tops = {row["kind"]: row["last"] for row in rows["counters"]}
         # Items imported with numbers beyond the counters (a hand-edited file).
-        for kind, prefix in (("requirement", "REQ"), ("feature", "FEAT"),
-                             ("component", "COMP"), ("task", "TASK")):  # fmt: skip
-            top = conn.execute(
-                "SELECT max(CAST(substr(id, ?) AS INTEGER)) FROM items WHERE kind = ?",
-                (len(prefix) + 2, kind),
-            ).fetchone()[0]
-            if top:
-                conn.execute(
-                    "INSERT INTO counters(kind, last) VALUES (?, ?) "
-                    "ON CONFLICT(kind) DO UPDATE SET last = max(last, excluded.last)",
-                    (kind, top),
-                )
+        for item_id, kind in conn.execute("SELECT id, kind FROM items").fetchall():
+            number = re.fullmatch(r"[A-Z]+-0*(\d{1,18})", str(item_id))
+            if number:
+                tops[kind] = max(tops.get(kind, 0), int(number[1]))
+        for kind, top in tops.items():
+            conn.execute(
+                "INSERT INTO counters(kind, last) VALUES (?, ?) ON CONFLICT(kind) DO UPDATE "
+                "SET last = CASE WHEN excluded.last > counters.last THEN excluded.last "
+                "ELSE counters.last END",
+                (kind, top),
+            )
+        store.after_import(conn)
     return added
 
 
@@ -110,5 +105,12 @@ def _checked(doc: Any) -> dict[str, list[dict[str, Any]]]:
             bad = [c for c, v in row.items() if c in columns and isinstance(v, (dict, list))]
             if bad:
                 raise InvalidInput(f"{table}[{n}].{bad[0]} must be a plain value.")
+            if table == "counters" and not (
+                isinstance(row["kind"], str)
+                and isinstance(row["last"], int)
+                and not isinstance(row["last"], bool)
+                and 0 <= row["last"] < 2**62
+            ):
+                raise InvalidInput(f"counters[{n}] must have a kind name and a whole last >= 0.")
         out[table] = rows
     return out
