@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 
 NODE_DEPS := tests/interop/node_modules/.installed
 
-.PHONY: run test lint bench clean browser-deps
+.PHONY: run test lint bench clean browser-deps postgres-deps
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,23 @@ $(CHROMIUM):
 			"(tests/transports/test_console_browser.py) will skip"; \
 	fi
 
-test: lint $(NODE_DEPS) browser-deps
+# The knowledge tests run each case on PostgreSQL too, on a throwaway cluster of
+# Debian's server started by the tests themselves (tests/knowledge_backends.py); pg_trgm
+# comes with it (postgresql-contrib). Installed when missing, if we may.
+postgres-deps:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then \
+		:; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			postgresql postgresql-contrib; } \
+			|| echo "apt-get could not install postgresql: the PostgreSQL half of the" \
+				"knowledge tests will skip"; \
+	else \
+		echo "no PostgreSQL server and no apt-get as root to install it: the PostgreSQL" \
+			"half of the knowledge tests (tests/tools/test_memory.py, ...) will skip"; \
+	fi
+
+test: lint $(NODE_DEPS) browser-deps postgres-deps
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
