@@ -321,6 +321,10 @@ def test_sample_call_matches_its_output_schema(
         assert shell.run("save_insight", {"content": "seed"})["success"]  # the samples name 1
     if name == "import_knowledge":
         assert shell.run("export_knowledge", {"path": "knowledge.json"})["success"]
+    if name == "copy_workspace_to_project":
+        for rel in ("build/index.html", "build/app.js.map", "site/old.css", "site/README.md"):
+            (workspace / rel).parent.mkdir(exist_ok=True)
+            (workspace / rel).write_text(rel)
     if name == "check_data_format":
         (workspace / "data.json").write_text('{"name": "x"}')
     if name in PROJECT_SEEDED:  # the samples name REQ-001, FEAT-001, TASK-001

@@ -97,6 +97,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "review_with_feedback_file": {"path": "a.txt"},
     "review_and_edit_content": {"content": "# PRD\n\nA search page.\n", "title": "PRD"},
     "review_with_feedback_content": {"content": "# Design\n", "title": "Design"},
+    "copy_workspace_to_project": {"source": "build", "target": "site"},
     "todo_write": {
         "todos": [
             {

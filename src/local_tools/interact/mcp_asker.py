@@ -93,7 +93,7 @@ def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
         f"subject: {subject}",
     ]
     if request.summary:
-        lines.append(f"summary: {safe_text(request.summary)}")
+        lines.append(f"summary: {safe_block(request.summary)}")
     choices = ["once", "always", "deny"]
     if request.suggestion is not None:
         choices.insert(2, "pattern")

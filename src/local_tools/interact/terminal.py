@@ -158,7 +158,11 @@ def render_request(request: PermissionRequest) -> str:
         f"  user:       {safe_text(request.user_id)}",
     ]
     if request.summary:
-        lines.append(f"  summary:    {safe_text(request.summary)}")
+        # A summary may span lines (a deploy's plan, a multi-line command): each is
+        # escaped, and marked as the summary's so none can pass for a field of its own.
+        first, *rest = safe_block(request.summary).split("\n")
+        lines.append(f"  summary:    {first}")
+        lines += [f"            | {line}" for line in rest]
     if request.suggestion is not None:
         pattern = safe_text(request.suggestion)
         lines.append(

@@ -33,6 +33,7 @@ __all__ = [
     "fd_path",
     "openat2",
     "openat2_available",
+    "rename_exchange",
     "renameat2_noreplace",
 ]
 
@@ -53,6 +54,8 @@ RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
 _RENAME_NOREPLACE = 1
 _RENAME_EXCL = 4  # macOS renameatx_np
+_RENAME_EXCHANGE = 2  # Linux renameat2; macOS renameatx_np's RENAME_SWAP is 2 as well
+_AT_FDCWD = -100
 # openat2 has the same number on every architecture using the unified syscall table.
 _OPENAT2_NR = {
     m: 437
@@ -144,6 +147,34 @@ def renameat2_noreplace(dirfd: int, src: str, dst: str, dst_dirfd: int | None = 
         # EINVAL is also "directory into itself"; the caller's fallback rename says so.
         return False
     raise OSError(err, os.strerror(err), dst)
+
+
+def rename_exchange(a: str, b: str) -> bool:
+    """Swap two existing paths in one step (Linux RENAME_EXCHANGE, macOS RENAME_SWAP):
+    no moment exists where either name is missing. False when unsupported here."""
+    libc = _libc()
+    if libc is None:
+        return False
+    func = getattr(libc, "renameat2", None)
+    cwd: int = _AT_FDCWD
+    if func is None:
+        func = getattr(libc, "renameatx_np", None)
+        cwd = -2  # macOS AT_FDCWD
+    if func is None:
+        return False
+    res = func(
+        ctypes.c_int(cwd),
+        ctypes.c_char_p(os.fsencode(a)),
+        ctypes.c_int(cwd),
+        ctypes.c_char_p(os.fsencode(b)),
+        ctypes.c_uint(_RENAME_EXCHANGE),
+    )
+    if res == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
 
 
 def fd_path(fd: int) -> str | None:

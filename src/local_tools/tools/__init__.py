@@ -31,6 +31,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.check_data_format import check_data_format
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
+    from local_tools.tools.copy_workspace_to_project import copy_workspace_to_project
     from local_tools.tools.create_requirement import create_requirement
     from local_tools.tools.create_task import create_task
     from local_tools.tools.delete_project_item import delete_project_item
@@ -153,6 +154,7 @@ def builtin_tools() -> list[Tool]:
         review_with_feedback_file,
         review_and_edit_content,
         review_with_feedback_content,
+        copy_workspace_to_project,
         batch,
         invalid,
     ]
