@@ -89,3 +89,26 @@ def test_feedback_and_dismiss_in_the_page(console: Page, tb: Toolbox) -> None:
     card = console.locator(".card.review")
     card.get_by_role("button", name="Dismiss").click(timeout=TIMEOUT_MS)
     assert "dismissed" in err(dismissed.join(), "CANCELLED")
+
+
+def test_a_deploy_is_approved_in_the_page_with_its_plan_shown(
+    console: Page, tb: Toolbox, workspace: Path
+) -> None:
+    for rel, text in {
+        "build/index.html": "new",
+        "site/index.html": "old",
+        "site/gone.js": "x",
+    }.items():
+        (workspace / rel).parent.mkdir(exist_ok=True)
+        (workspace / rel).write_text(text)
+    args = {"source": "build", "target": "site", "dry_run": False}
+    call = Background(lambda: tb.run("copy_workspace_to_project", args, transport="mcp"))
+    card = console.locator(".card.permission")
+    summary = card.locator(".summary")
+    expect(summary).to_contain_text("delete 1, copy 1 (0 new, 1 overwritten)", timeout=TIMEOUT_MS)
+    expect(summary).to_contain_text("delete: gone.js")
+    assert (workspace / "site/gone.js").exists()  # nothing happens before the click
+    card.get_by_role("button", name="Allow once").click()
+    assert ok(call.join())["applied"] is True
+    assert (workspace / "site/index.html").read_text() == "new"
+    assert not (workspace / "site/gone.js").exists()
