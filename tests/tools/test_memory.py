@@ -5,6 +5,7 @@ and on a real PostgreSQL server (every test runs on both: knowledge_backends.py)
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from knowledge_backends import (  # noqa: F401 - fixtures, by name
 from local_tools import Toolbox
 from local_tools.knowledge import store_path
 from local_tools.knowledge.memory import query
+from local_tools.knowledge.postgres import MIGRATIONS as PG_MIGRATIONS
+from local_tools.knowledge.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from local_tools.knowledge.sqlite import statements
 from local_tools.knowledge.transfer import export
 from transports.test_output_schemas import structured
 
@@ -149,13 +153,37 @@ def test_sqlite_database_is_in_state_with_wal_and_migrations(
     assert path.is_file() and not list(workspace.iterdir())
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM schema_migrations").fetchall() == [(1,), (2,)]
     tb.close()  # the toolbox's connection is closed with it; a new one reopens the file
     tb2 = Toolbox(workspace, state_dir=tmp_path / "state", audit=False)
     try:
         assert ok(tb2.run("memory", {"action": "read", "key": "k"}))["value"] == "v"
     finally:
         tb2.close()
+
+
+def test_a_version_1_sqlite_store_is_migrated_and_its_words_found(
+    tmp_path: Path, workspace: Path
+) -> None:
+    path = store_path(tmp_path / "state", workspace)
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as conn:  # as the first release left it
+        for statement in statements(SQLITE_MIGRATIONS[0]):
+            conn.execute(statement)
+        conn.execute(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
+        )
+        conn.execute("INSERT INTO schema_migrations VALUES (1, '')")
+        conn.execute(
+            "INSERT INTO memories(kind, content, scope, user_id, tool, created_at, updated_at) "
+            "VALUES ('insight', 'Vacuuming the database weekly', 'project', 'u', 't', '', '')"
+        )
+    tb = Toolbox(workspace, state_dir=tmp_path / "state", audit=False)
+    try:
+        found = ok(tb.run("query_memory", {"keywords": "vacuum databse"}))
+        assert [e["content"] for e in found["entries"]] == ["Vacuuming the database weekly"]
+    finally:
+        tb.close()
 
 
 def test_store_reopens_with_its_migrations_recorded(
@@ -167,7 +195,9 @@ def test_store_reopens_with_its_migrations_recorded(
     assert ok(make_toolbox().run("memory", {"action": "read", "key": "k"}))["value"] == "v"
     store = open_store_for(knowledge_config, tmp_path / "state", workspace)
     try:
-        assert store.version == 1  # opening again ran no migration twice
+        # Opening again ran no migration twice, and every one once.
+        migrations = SQLITE_MIGRATIONS if store.backend == "sqlite" else PG_MIGRATIONS
+        assert store.version == len(migrations)
     finally:
         store.close()
 
@@ -179,6 +209,41 @@ def test_output_shapes(tb: Toolbox) -> None:
     structured(tb, "memory", {"action": "write", "key": "k", "value": "v"})
     structured(tb, "memory", {"action": "read", "key": "k"})
     structured(tb, "memory", {"action": "delete", "key": "k"})
+
+
+def test_unreachable_postgresql_is_a_clear_error_without_the_password(
+    workspace: Path, tmp_path: Path
+) -> None:
+    url = f"postgresql://me:s3cret@/knowledge?host={tmp_path}&port=1"  # no server there
+    tb = Toolbox(workspace, {"knowledge": {"url": url}}, state_dir=tmp_path / "state")
+    try:
+        message = err(tb.run("save_insight", {"content": "x"}), "IO_ERROR")
+        assert "Could not connect to the knowledge database" in message
+        assert "[knowledge] url" in message and "s3cret" not in message
+        # The next call tries again and fails the same way: no traceback, nothing kept.
+        err(tb.run("query_memory", {"keywords": "x"}), "IO_ERROR")
+    finally:
+        tb.close()
+
+
+def test_near_spellings_without_pg_trgm(pg_server: str) -> None:
+    """Where pg_trgm cannot be had, near spellings come from a range scan instead."""
+    from local_tools.knowledge.memory import save
+    from local_tools.knowledge.postgres import PostgresStore
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    store = PostgresStore(pg_server, schema)
+    try:
+        assert store.trigram  # the test server has contrib
+        save(store, kind="insight", content="authentication tokens", user_id="u", tool="t")
+        for trigram in (True, False):
+            store.trigram = trigram
+            assert len(query(store, keywords="authentification")) == 1
+            assert query(store, keywords="authorisation") == []
+    finally:
+        with store.write() as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        store.close()
 
 
 WRITER = """

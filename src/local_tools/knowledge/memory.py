@@ -44,7 +44,6 @@ SCOPES = ("project", "iteration", "session")
 # "merged" searches every scope, the narrower first.
 MERGED_SCOPE_ORDER = ("session", "iteration", "project")
 PROMOTIONS = ("decision", "pattern")
-MAX_FUZZY_PER_WORD = 3
 MAX_KEYWORDS = 16
 CANDIDATES = 1000
 CONTEXT_SNIPPET = 300
@@ -90,6 +89,7 @@ def save(
     _check(scope, SCOPES, "scope")
     stamp = now_iso()
     with store.write() as conn:
+        store.add_terms(conn, (title, content, " ".join(tags)))
         new_id = conn.execute(
             "INSERT INTO memories(kind, title, content, tags, scope, session, user_id, tool, "
             "history, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -134,7 +134,7 @@ def query(
         if words:
             rare: list[Group] = []
             common: list[Group] = []
-            for group in _groups(store, conn, words):
+            for group in store.groups(conn, words):
                 many = store.count_upto(conn, group, CANDIDATES + 1) > CANDIDATES
                 (common if many else rare).append(group)
             rows = store.search(
@@ -257,17 +257,3 @@ def kv_delete(store: KnowledgeStore, key: str) -> None:
 def _check(value: str, allowed: Sequence[str], what: str) -> None:
     if value not in allowed:
         raise InvalidInput(f"Unknown {what} {value!r}: use one of {', '.join(allowed)}.")
-
-
-def _groups(store: KnowledgeStore, conn: Conn, words: Sequence[str]) -> list[Group]:
-    """Each word with the near spellings of it the index holds, when it holds no term
-    starting with the word itself."""
-    out: list[Group] = []
-    for word in words:
-        near: list[str] = []
-        if len(word) >= 3 and not store.has_prefix(conn, word):
-            near = difflib.get_close_matches(
-                word, store.spellings(conn, word), n=MAX_FUZZY_PER_WORD, cutoff=0.75
-            )
-        out.append((word, near))
-    return out

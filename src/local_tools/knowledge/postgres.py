@@ -24,7 +24,14 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from local_tools.core.errors import StorageError
-from local_tools.knowledge.store import BUSY_TIMEOUT_MS, Conn, Group, KnowledgeStore, now_iso
+from local_tools.knowledge.store import (
+    BUSY_TIMEOUT_MS,
+    Conn,
+    Group,
+    KnowledgeStore,
+    close_words,
+    now_iso,
+)
 
 try:
     import psycopg
@@ -299,14 +306,23 @@ class PostgresStore(KnowledgeStore):
             out.setdefault(w.lower())
         return list(out)
 
-    def has_prefix(self, conn: Conn, word: str) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM memory_words WHERE word >= ? AND word < ? LIMIT 1",
-            (word, word + "\U0010ffff"),
-        ).fetchone()
-        return row is not None
+    def groups(self, conn: Conn, words: Sequence[str]) -> list[Group]:
+        # A GIN index serves a prefix (`'auth':*`) without merging postings up front.
+        out: list[Group] = []
+        for word in words:
+            hit = conn.execute(
+                "SELECT 1 FROM memory_words WHERE word >= ? AND word < ? LIMIT 1",
+                (word, word + "\U0010ffff"),
+            ).fetchone()
+            terms = [_lexeme(word) + ":*"]
+            if hit is None:
+                terms += [_lexeme(t) for t in close_words(word, self._spellings(conn, word))]
+            out.append(" | ".join(terms))
+        return out
 
-    def spellings(self, conn: Conn, word: str) -> list[str]:
+    def _spellings(self, conn: Conn, word: str) -> list[str]:
+        if len(word) < 3:
+            return []
         if self.trigram:
             rows = conn.execute(
                 "SELECT word FROM memory_words WHERE word % ? ORDER BY similarity(word, ?) DESC "
@@ -319,12 +335,12 @@ class PostgresStore(KnowledgeStore):
                 "AND length(word) BETWEEN ? AND ?",
                 (word[0], word[0] + "\U0010ffff", len(word) - 2, len(word) + 2),
             ).fetchall()
-        return [r[0] for r in rows if r[0][:1] == word[:1]]
+        return [r[0] for r in rows]
 
     def count_upto(self, conn: Conn, group: Group, cap: int) -> int:
         row = conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM memories WHERE search @@ ?::tsquery LIMIT ?) t",
-            (_tsquery([group]), cap),
+            (group, cap),
         ).fetchone()
         return int(row[0])
 
@@ -347,14 +363,14 @@ class PostgresStore(KnowledgeStore):
                 f"SELECT m.id, 0 AS tier, {_RANK.format(q='?')} AS score FROM memories m "
                 f"WHERE m.search @@ ?::tsquery AND {where}"
             )
-            q = _tsquery(rare)
+            q = " | ".join(rare)
             args += [q, q, *params]
         if common:
             parts.append(
                 f"(SELECT m.id, 1 AS tier, {_RANK.format(q='?')} AS score FROM memories m "
                 f"WHERE m.search @@ ?::tsquery AND {where} ORDER BY m.id DESC LIMIT ?)"
             )
-            q = _tsquery(common)
+            q = " | ".join(common)
             args += [q, q, *params, cap]
         sql = (
             f"SELECT {_COLUMNS}, h.tier, h.score FROM (SELECT DISTINCT ON (id) id, tier, score "
@@ -366,15 +382,6 @@ class PostgresStore(KnowledgeStore):
 
 def _lexeme(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _tsquery(groups: Sequence[Group]) -> str:
-    """Each word as a prefix and its near spellings, all OR'ed (tsquery syntax)."""
-    terms: list[str] = []
-    for word, near in groups:
-        terms.append(_lexeme(word) + ":*")
-        terms.extend(_lexeme(t) for t in near)
-    return " | ".join(terms)
 
 
 def _redacted(url: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import difflib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +31,7 @@ __all__ = [
     "Cursor",
     "Group",
     "KnowledgeStore",
+    "close_words",
     "now_iso",
     "open_store",
     "store_path",
@@ -56,8 +58,9 @@ class Conn(Protocol):
     def executemany(self, sql: str, params: Any, /) -> Any: ...
 
 
-# A keyword as searched: the word (matched as a prefix) and its near spellings.
-Group = tuple[str, list[str]]
+# A keyword as a backend searches it (an FTS5 or a tsquery expression).
+Group = str
+MAX_NEAR = 3
 
 
 class KnowledgeStore(abc.ABC):
@@ -92,12 +95,9 @@ class KnowledgeStore(abc.ABC):
         """The keywords as the index spells its terms (case and accents folded alike)."""
 
     @abc.abstractmethod
-    def has_prefix(self, conn: Conn, word: str) -> bool:
-        """Whether some indexed term starts with `word`."""
-
-    @abc.abstractmethod
-    def spellings(self, conn: Conn, word: str) -> list[str]:
-        """Indexed terms that may be near spellings of `word` (the caller picks)."""
+    def groups(self, conn: Conn, words: Sequence[str]) -> list[Group]:
+        """Each word as the backend searches it: the indexed terms it begins, or, when
+        it begins none, the indexed terms spelled like it (`close_words`)."""
 
     @abc.abstractmethod
     def count_upto(self, conn: Conn, group: Group, cap: int) -> int:
@@ -120,9 +120,21 @@ class KnowledgeStore(abc.ABC):
         and of those matching only `common` ones the newest `cap`, ranked after them
         within a scope. `where` filters `m` (with `params`); `order` comes first."""
 
+    def add_terms(self, conn: Conn, texts: Sequence[str]) -> None:  # noqa: B027
+        """Record the words of new entries' texts where the backend's index cannot."""
+
     def after_import(self, conn: Conn) -> None:  # noqa: B027 - most backends need nothing
         """Bring id generators past the ids an import wrote (SQLite's AUTOINCREMENT
         does that by itself)."""
+
+
+def close_words(word: str, candidates: Sequence[str]) -> list[str]:
+    """The near spellings of `word` among `candidates`: same first letter, a difflib
+    ratio of at least 0.75, the best few."""
+    if len(word) < 3:
+        return []
+    same = [c for c in candidates if c[:1] == word[:1]]
+    return difflib.get_close_matches(word, same, n=MAX_NEAR, cutoff=0.75)
 
 
 def store_path(state_dir: Path, workspace: Path) -> Path:

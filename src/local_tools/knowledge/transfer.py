@@ -27,6 +27,7 @@ _TABLES = {
     "links": ("src", "rel", "dst"),
     "counters": ("kind", "last"),
 }  # fmt: skip
+_TEXT = ("title", "content", "tags")  # the memories' searched columns
 _KEYS = {"memories": ("id",), "kv": ("key",), "items": ("id",), "links": ("src", "rel", "dst"),
          "counters": ("kind",)}  # fmt: skip
 
@@ -69,6 +70,9 @@ def import_(store: KnowledgeStore, doc: Any, *, mode: str = "merge") -> dict[str
                         f"{table}[{n}] cannot be imported ({exc}); nothing was changed."
                     ) from None
             added[table] = count
+            if table == "memories":
+                texts = [str(row.get(c) or "") for row in rows[table] for c in _TEXT]
+                store.add_terms(conn, texts)
         tops = {row["kind"]: row["last"] for row in rows["counters"]}
         # Items imported with numbers beyond the counters (a hand-edited file).
         for item_id, kind in conn.execute("SELECT id, kind FROM items").fetchall():
