@@ -23,7 +23,7 @@ from knowledge_backends import (  # noqa: F401 - fixtures, by name
     tb,
 )
 from local_tools import Toolbox
-from local_tools.knowledge import store_path
+from local_tools.knowledge import memory, store_path
 from local_tools.knowledge.memory import query
 from local_tools.knowledge.postgres import MIGRATIONS as PG_MIGRATIONS
 from local_tools.knowledge.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
@@ -71,6 +71,21 @@ def test_save_query_and_promote(tb: Toolbox) -> None:
     pattern = ok(tb.run("promote_memory", {"id": 1, "to": "pattern"}))
     assert pattern["entry"]["kind"] == "pattern"
     assert "Promoted #2 to #6 pattern" in tb.render(tb.run("promote_to_pattern", {"id": 2}))
+
+
+def test_ranking_is_bounded_but_a_rare_keyword_still_wins(
+    tb: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory, "CANDIDATES", 5)  # 1000 in use; 5 keeps the test small
+    ok(tb.run("save_learning", {"content": "a needle in the haystack"}))  # the oldest
+    for n in range(12):
+        ok(tb.run("save_learning", {"content": f"haystack number {n}"}))
+    found = ok(tb.run("query_memory", {"keywords": "haystack needle", "limit": 20}))
+    ids = [e["id"] for e in found["entries"]]
+    # The rare keyword's entry first; then of the 13 with only the common word, the
+    # newest 5 (CANDIDATES), ranked.
+    assert ids[0] == 1 and sorted(ids[1:]) == [9, 10, 11, 12, 13]
+    assert [e["id"] for e in ok(tb.run("query_memory", {"keywords": "needle"}))["entries"]] == [1]
 
 
 def test_bad_input_is_a_clear_error_and_stores_nothing(tb: Toolbox) -> None:
