@@ -1,14 +1,22 @@
-"""query_memory and save_memory against bare SQLite FTS5 doing the same, in one run.
+"""query_memory and save_memory against bare SQL doing the same, in one run.
 
 1. save throughput: `save_memory` through the whole runner (validation, the store's
-   IMMEDIATE transaction, the FTS triggers, the audit log off) against a bare
-   `INSERT` into a table with the same FTS5 index and triggers, one transaction each.
-2. query latency over N entries: `query_memory` through the runner (keywords widened
-   to prefixes and near spellings, bm25, the merged-scope order, the context string)
-   against a bare `SELECT ... WHERE fts MATCH ? ORDER BY bm25 LIMIT 10` on a copy of
-   the same rows. p50/p99 over the same random keyword sets.
+   write transaction, the full-text index, the audit log off) against a bare `INSERT`
+   into a table with the same index, one transaction each.
+2. query latency over N entries, p50/p99 over the same random keyword pairs (drawn
+   from a Zipf-like vocabulary, so some pairs hold words most entries have):
+   - query_memory through the runner (terms looked up, near spellings, the capped
+     counts, the ranked query, the merged-scope order, entries and context string);
+   - the engine alone (`memory.query` on the store, no runner);
+   - bare, full ranking: one `SELECT ... MATCH 'w1* OR w2*' ORDER BY bm25 LIMIT 10`
+     (what query_memory did before, and the cost of ranking every match);
+   - bare, bounded: one `SELECT` ranking the newest CANDIDATES matches of the exact
+     words (the core of what query_memory does now).
 
-    python benchmarks/knowledge.py [--entries 100000] [--queries 500]
+With `--pg-url postgresql://...` the same runs on PostgreSQL too (a schema of its own,
+dropped at the end; ts_rank over the tsvector column for the bare queries).
+
+    python benchmarks/knowledge.py [--entries 100000] [--queries 500] [--pg-url URL]
 """
 
 from __future__ import annotations
@@ -20,11 +28,16 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from local_tools import Toolbox
+from local_tools.knowledge import memory
+from local_tools.knowledge.memory import query
 from local_tools.knowledge.sqlite import MIGRATIONS, statements
 from machine import describe
 
@@ -33,6 +46,8 @@ _RNG = random.Random(1)
 WORDS = sorted({"".join(_RNG.choice("abcdefghiklmnoprstuw") for _ in range(_RNG.randint(4, 9)))
                 for _ in range(20_000)})  # fmt: skip
 WEIGHTS = [1 / (rank + 1) for rank in range(len(WORDS))]
+BM25 = "bm25(memories_fts, 4.0, 1.0, 2.0)"
+PG_SCHEMA = "kbench"
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -44,28 +59,57 @@ def _pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(p / 100 * len(values)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--entries", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--saves", type=int, default=2000)
-    opts = parser.parse_args()
-    rng = random.Random(7)
-    tmp = Path(tempfile.mkdtemp(prefix="kbench-"))
-    (tmp / "ws").mkdir()
+def _timed(func: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    func()
+    return (time.perf_counter() - t0) * 1000
+
+
+def _saves(tb: Toolbox, texts: list[str]) -> float:
+    t0 = time.perf_counter()
+    for text in texts:
+        env = tb.run("save_memory", {"kind": "insight", "content": text, "tags": ["bench"]})
+        assert env["success"], env
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def _latencies(
+    tb: Toolbox, store: Any, queries: list[str], bare: dict[str, Callable[[list[str]], Any]]
+) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"query_memory": [], "engine (memory.query)": []}
+    out.update({name: [] for name in bare})
+    for q in queries:
+        t0 = time.perf_counter()
+        env = tb.run("query_memory", {"keywords": q, "limit": 10})
+        out["query_memory"].append((time.perf_counter() - t0) * 1000)
+        assert env["success"], env
+        out["engine (memory.query)"].append(_timed(partial(query, store, keywords=q, limit=10)))
+        for name, func in bare.items():
+            out[name].append(_timed(partial(func, q.split())))
+    return out
+
+
+def _store(tb: Toolbox) -> Any:
+    """The toolbox's own knowledge store (one connection, as query_memory uses)."""
+    items = tb.runner.resources._items
+    return next(v for k, v in items.items() if k.startswith("knowledge:"))
+
+
+def _table(title: str, rates: tuple[float, float], lat: dict[str, list[float]]) -> None:
+    print(f"\n{title}: save_memory {rates[0]:,.0f}/s, bare INSERT {rates[1]:,.0f}/s")
+    print("| | p50 ms | p99 ms |\n|---|---|---|")
+    for name, values in lat.items():
+        print(f"| {name} | {statistics.median(values):.2f} | {_pct(values, 99):.2f} |")
+
+
+def bench_sqlite(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: list[str],
+                 queries: list[str]) -> None:  # fmt: skip
     tb = Toolbox(tmp / "ws", state_dir=tmp / "state", audit=False, plugins=False)
     bare = sqlite3.connect(tmp / "bare.sqlite", isolation_level=None)
     bare.execute("PRAGMA journal_mode = WAL")
     for statement in statements(MIGRATIONS[0]):
         bare.execute(statement)
-
-    # 1. save throughput
-    texts = [_text(rng, 30) for _ in range(opts.saves)]
-    t0 = time.perf_counter()
-    for text in texts:
-        env = tb.run("save_memory", {"kind": "insight", "content": text, "tags": ["bench"]})
-        assert env["success"], env
-    tool_rate = opts.saves / (time.perf_counter() - t0)
+    tool_rate = _saves(tb, texts)
     t0 = time.perf_counter()
     for text in texts:
         bare.execute("BEGIN IMMEDIATE")
@@ -75,48 +119,124 @@ def main() -> None:
             (text,),
         )
         bare.execute("COMMIT")
-    bare_rate = opts.saves / (time.perf_counter() - t0)
+    bare_rate = len(texts) / (time.perf_counter() - t0)
 
-    # Fill both stores to N entries in bulk (the same rows).
-    rest = opts.entries - opts.saves
-    rows = [(_text(rng, 30),) for _ in range(rest)]
-    for conn in (sqlite3.connect(tb_db(tmp)), bare):
+    # Fill both to N entries in bulk (the same rows); the store's word table as its
+    # migration fills it.
+    db = next((tmp / "state").rglob("knowledge.sqlite"))
+    for conn in (sqlite3.connect(db, isolation_level=None), bare):
         conn.execute("BEGIN")
         conn.executemany(
             "INSERT INTO memories(kind, content, tags, scope, user_id, tool, created_at, "
             "updated_at) VALUES ('learning', ?, '', 'project', 'u', 't', '', '')",
-            rows,
+            [(r,) for r in rows],
         )
+        if conn is not bare:
+            conn.execute("INSERT OR IGNORE INTO memory_terms SELECT term FROM memories_vocab")
         conn.execute("COMMIT")
 
-    # 2. query latency
-    queries = [" ".join(rng.choices(WORDS, WEIGHTS, k=2)) for _ in range(opts.queries)]
-    tool_ms, bare_ms = [], []
-    for q in queries:
-        t0 = time.perf_counter()
-        env = tb.run("query_memory", {"keywords": q, "limit": 10})
-        tool_ms.append((time.perf_counter() - t0) * 1000)
-        assert env["success"], env
-        match = " OR ".join(f'"{w}"*' for w in q.split())
-        t0 = time.perf_counter()
-        bare.execute(
+    def full(words: list[str]) -> Any:
+        match = " OR ".join(f'"{w}"*' for w in words)
+        return bare.execute(
             "SELECT m.* FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 10",
+            f"WHERE memories_fts MATCH ? ORDER BY {BM25} LIMIT 10",
             (match,),
         ).fetchall()
-        bare_ms.append((time.perf_counter() - t0) * 1000)
+
+    def bounded(words: list[str]) -> Any:
+        match = " OR ".join(f'"{w}"' for w in words)
+        return bare.execute(
+            f"SELECT m.* FROM (SELECT rowid AS id, {BM25} AS s FROM memories_fts "
+            "WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) c "
+            "JOIN memories m ON m.id = c.id ORDER BY c.s LIMIT 10",
+            (match, memory.CANDIDATES),
+        ).fetchall()
+
+    store = _store(tb)
+    lat = _latencies(tb, store, queries, {"bare FTS5, full ranking": full,
+                                          "bare FTS5, bounded": bounded})  # fmt: skip
     tb.close()
+    _table(f"SQLite, {opts.entries:,} entries", (tool_rate, bare_rate), lat)
 
+
+def bench_postgres(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: list[str],
+                   queries: list[str]) -> None:  # fmt: skip
+    import psycopg
+
+    config = {"knowledge": {"url": opts.pg_url, "pg_schema": PG_SCHEMA}}
+    with psycopg.connect(opts.pg_url, autocommit=True) as admin:
+        admin.execute(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE")
+    tb = Toolbox(tmp / "ws", config, state_dir=tmp / "state", audit=False, plugins=False)
+    bare = psycopg.connect(opts.pg_url, autocommit=True)
+    bare.execute(f"SET search_path = {PG_SCHEMA}, public")
+    try:
+        tool_rate = _saves(tb, texts)
+        t0 = time.perf_counter()
+        for text in texts:  # into the same table: the tool's rows are a few of N anyway
+            with bare.transaction():
+                bare.execute(
+                    "INSERT INTO memories(kind, content, tags, scope, user_id, tool, created_at, "
+                    "updated_at) VALUES ('insight', %s, 'bench', 'project', 'u', 't', '', '')",
+                    (text,),
+                )
+        bare_rate = len(texts) / (time.perf_counter() - t0)
+        with bare.cursor().copy(
+            "COPY memories(kind, content, tags, scope, user_id, tool, created_at, updated_at) "
+            "FROM STDIN"
+        ) as copy:
+            for r in rows[: opts.entries - 2 * len(texts)]:
+                copy.write_row(("learning", r, "", "project", "u", "t", "", ""))
+        bare.execute("VACUUM ANALYZE memories")
+        bare.execute("VACUUM ANALYZE memory_words")
+
+        def full(words: list[str]) -> Any:
+            q = " | ".join(f"{w}:*" for w in words)
+            return bare.execute(
+                "SELECT id, content FROM memories WHERE search @@ to_tsquery('simple', %s) "
+                "ORDER BY ts_rank(search, to_tsquery('simple', %s)) DESC LIMIT 10",
+                (q, q),
+            ).fetchall()
+
+        def bounded(words: list[str]) -> Any:
+            q = " | ".join(words)
+            return bare.execute(
+                "SELECT * FROM (SELECT id, content, ts_rank(search, to_tsquery('simple', %s)) "
+                "AS r FROM memories WHERE search @@ to_tsquery('simple', %s) ORDER BY id DESC "
+                "LIMIT %s) c ORDER BY r DESC LIMIT 10",
+                (q, q, memory.CANDIDATES),
+            ).fetchall()
+
+        store = _store(tb)
+        lat = _latencies(tb, store, queries, {"bare tsvector, full ranking": full,
+                                              "bare tsvector, bounded": bounded})  # fmt: skip
+        _table(f"PostgreSQL, {opts.entries:,} entries", (tool_rate, bare_rate), lat)
+    finally:
+        tb.close()
+        bare.execute(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE")
+        bare.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--saves", type=int, default=2000)
+    parser.add_argument("--pg-url", default="", help="also run on this PostgreSQL database")
+    opts = parser.parse_args()
+    rng = random.Random(7)
+    texts = [_text(rng, 30) for _ in range(opts.saves)]
+    rows = [_text(rng, 30) for _ in range(opts.entries - opts.saves)]
+    queries = [" ".join(rng.choices(WORDS, WEIGHTS, k=2)) for _ in range(opts.queries)]
     print(describe())
-    print(f"save: save_memory {tool_rate:,.0f}/s, bare INSERT {bare_rate:,.0f}/s")
-    print(f"query over {opts.entries:,} entries ({opts.queries} queries, 2 keywords, limit 10):")
-    print("| | p50 ms | p99 ms |\n|---|---|---|")
-    print(f"| query_memory | {statistics.median(tool_ms):.2f} | {_pct(tool_ms, 99):.2f} |")
-    print(f"| bare FTS5 | {statistics.median(bare_ms):.2f} | {_pct(bare_ms, 99):.2f} |")
-
-
-def tb_db(tmp: Path) -> Path:
-    return next((tmp / "state").rglob("knowledge.sqlite"))
+    print(f"{opts.queries} queries of 2 keywords, limit 10; ranking bounded at "
+          f"{memory.CANDIDATES} candidates")  # fmt: skip
+    tmp = Path(tempfile.mkdtemp(prefix="kbench-"))
+    (tmp / "ws").mkdir()
+    bench_sqlite(opts, tmp, texts, rows, queries)
+    if opts.pg_url:
+        (tmp / "pg").mkdir()
+        (tmp / "pg" / "ws").mkdir()
+        bench_postgres(opts, tmp / "pg", texts, rows, queries)
 
 
 if __name__ == "__main__":
