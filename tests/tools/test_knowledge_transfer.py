@@ -5,6 +5,7 @@ SQLite and on a real PostgreSQL server (knowledge_backends.py)."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,31 @@ def test_bad_files_change_nothing(tb: Toolbox, workspace: Path) -> None:
 def test_output_shapes(tb: Toolbox) -> None:
     structured(tb, "export_knowledge", {"path": "k.json"})
     structured(tb, "import_knowledge", {"path": "k.json"})
+
+
+def test_sqlite_export_imports_into_postgresql(
+    pg_server: str, workspace: Path, tmp_path: Path
+) -> None:
+    """A project moves from its SQLite file to a shared PostgreSQL store, ids and all."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    lite = Toolbox(workspace, state_dir=tmp_path / "state", audit=False)
+    pg = Toolbox(workspace, {"knowledge": {"url": pg_server, "pg_schema": schema}},
+                 state_dir=tmp_path / "state", audit=False)  # fmt: skip
+    try:
+        _fill(lite)
+        ok(lite.run("export_knowledge", {"path": "k.json"}))
+        added = ok(pg.run("import_knowledge", {"path": "k.json"}))["added"]
+        assert added == {"memories": 2, "kv": 1, "items": 3, "links": 1}
+        assert [e["id"] for e in ok(pg.run("query_memory", {"keywords": "wal"}))["entries"]] == [
+            2,
+            1,
+        ]
+        assert ok(pg.run("save_insight", {"content": "new"}))["id"] == 3  # past imported ids
+        assert ok(pg.run("create_task", {"title": "c"}))["id"] == "TASK-003"
+    finally:
+        lite.close()
+        pg.close()
+        import psycopg
+
+        with psycopg.connect(pg_server, autocommit=True) as admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

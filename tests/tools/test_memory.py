@@ -133,6 +133,20 @@ def test_scopes_merge_narrow_first_and_sessions_stay_apart(make_toolbox: Any) ->
     assert [e["scope"] for e in other["entries"]] == ["iteration", "project"]
 
 
+def test_a_nul_character_is_stored_or_refused_never_half_written(tb: Toolbox, backend: str) -> None:
+    args = {"kind": "insight", "content": "before\x00after", "title": "nul"}
+    if backend == "sqlite":  # SQLite keeps any text
+        ok(tb.run("save_memory", args))
+        assert ok(tb.run("query_memory", {"keywords": "nul"}))["entries"][0]["content"] == (
+            "before\x00after"
+        )
+    else:  # PostgreSQL text cannot hold NUL: a clear error, nothing stored
+        assert "cannot store a value" in err(tb.run("save_memory", args), "INVALID_INPUT")
+        err(tb.run("memory", {"action": "write", "key": "k", "value": "a\x00"}), "INVALID_INPUT")
+        assert ok(tb.run("query_memory", {"keywords": ""}))["count"] == 0
+        assert ok(tb.run("memory", {"action": "list"}))["keys"] == []
+
+
 def test_key_value_memory(tb: Toolbox) -> None:
     assert (
         ok(tb.run("memory", {"action": "write", "key": "build.cmd", "value": "make"}))["replaced"]
@@ -239,6 +253,28 @@ def test_unreachable_postgresql_is_a_clear_error_without_the_password(
         err(tb.run("query_memory", {"keywords": "x"}), "IO_ERROR")
     finally:
         tb.close()
+
+
+def test_a_dropped_postgresql_connection_fails_one_call_then_reconnects(
+    pg_server: str, workspace: Path, tmp_path: Path
+) -> None:
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    config = {"knowledge": {"url": pg_server, "pg_schema": schema}}
+    tb = Toolbox(workspace, config, state_dir=tmp_path / "state", audit=False)
+    ok(tb.run("save_insight", {"content": "kept"}))
+    store = next(v for k, v in tb.runner.resources._items.items() if k.startswith("knowledge:"))
+    with psycopg.connect(pg_server, autocommit=True) as admin:  # as a server restart would
+        admin.execute("SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,))
+    message = err(tb.run("save_insight", {"content": "lost"}), "IO_ERROR")
+    assert "next call reconnects" in message
+    ok(tb.run("save_insight", {"content": "again"}))
+    entries = ok(tb.run("query_memory", {"keywords": ""}))["entries"]
+    assert sorted(e["content"] for e in entries) == ["again", "kept"]
+    tb.close()
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def test_near_spellings_without_pg_trgm(pg_server: str) -> None:

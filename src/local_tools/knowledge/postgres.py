@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from local_tools.core.errors import StorageError
+from local_tools.core.errors import InvalidInput, StorageError, ToolError
 from local_tools.knowledge.store import (
     BUSY_TIMEOUT_MS,
     Conn,
@@ -275,7 +275,12 @@ class PostgresStore(KnowledgeStore):
             if self._conn is not None:
                 self._conn.close()
 
-    def _error(self, exc: Exception) -> StorageError:
+    def _error(self, exc: Exception) -> ToolError:
+        if isinstance(exc, psycopg.DataError):  # a value PostgreSQL cannot hold (a NUL)
+            return InvalidInput(
+                f"The knowledge database cannot store a value given ({_first_line(exc)}). "
+                "Nothing was changed."
+            )
         if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled)):
             return StorageError(
                 f"The knowledge database is busy (another writer held it for over "
