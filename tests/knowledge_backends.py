@@ -87,7 +87,7 @@ def pg_server() -> Iterator[str]:
         user = "postgres"
     # /tmp itself, not pytest's tmp_path: that is private to root, and a socket path must
     # stay under ~100 bytes.
-    root = Path(tempfile.mkdtemp(prefix="lt-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="lt-pg-", dir="/tmp" if os.path.isdir("/tmp") else None))
     data = root / "data"
     try:
         if user is not None:
