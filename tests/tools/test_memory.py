@@ -294,6 +294,12 @@ def test_near_spellings_without_pg_trgm(pg_server: str) -> None:
     finally:
         with store.write() as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+            # The extension lives in public: dropping a project's schema keeps it.
+            ext = conn.execute(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                "ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
+            ).fetchall()
+            assert [r[0] for r in ext] == ["public"]
         store.close()
 
 

@@ -235,7 +235,9 @@ class PostgresStore(KnowledgeStore):
         without it near spellings fall back to a range scan (see `spellings`)."""
         try:
             with self._conn.transaction():  # a savepoint: a refusal leaves the rest
-                self._conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                # In public, not our schema: dropping one project's schema must not drop
+                # the extension (and every other schema's index on it) with it.
+                self._conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
                 ext = self._conn.execute(
                     "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
                     "ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'"
