@@ -10,8 +10,10 @@
    - the engine alone (`memory.query` on the store, no runner);
    - bare, full ranking: one `SELECT ... MATCH 'w1* OR w2*' ORDER BY bm25 LIMIT 10`
      (what query_memory did before, and the cost of ranking every match);
-   - bare, bounded: one `SELECT` ranking the newest CANDIDATES matches of the exact
-     words (the core of what query_memory does now).
+   - bare, bounded: the engine's plan written by hand on a bare connection (a capped
+     count per word, then one `SELECT` ranking every match of the rarer words and
+     the newest CANDIDATES of the common ones), without the word lookups, near
+     spellings, scope filters, entries or context.
 
 With `--pg-url postgresql://...` the same runs on PostgreSQL too (a schema of its own,
 dropped at the end; ts_rank over the tsvector column for the bare queries).
@@ -144,12 +146,32 @@ def bench_sqlite(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: li
         ).fetchall()
 
     def bounded(words: list[str]) -> Any:
-        match = " OR ".join(f'"{w}"' for w in words)
+        # What query_memory's engine runs, by hand: a capped count per word, then the
+        # rarer words' matches all ranked and the common ones' newest CANDIDATES.
+        cap = memory.CANDIDATES
+        rare, common = [], []
+        for w in words:
+            n = bare.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memories_fts WHERE memories_fts "
+                "MATCH ? LIMIT ?)",
+                (f'"{w}"', cap + 1),
+            ).fetchone()[0]
+            (common if n > cap else rare).append(f'"{w}"')
+        parts, args = [], []
+        if rare:
+            parts.append(f"SELECT rowid AS id, 0 AS tier, {BM25} AS s FROM memories_fts "
+                         "WHERE memories_fts MATCH ?")  # fmt: skip
+            args.append(" OR ".join(rare))
+        if common:
+            parts.append(f"SELECT * FROM (SELECT rowid AS id, 1 AS tier, {BM25} AS s "
+                         "FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC "
+                         "LIMIT ?)")  # fmt: skip
+            args += [" OR ".join(common), cap]
         return bare.execute(
-            f"SELECT m.* FROM (SELECT rowid AS id, {BM25} AS s FROM memories_fts "
-            "WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) c "
-            "JOIN memories m ON m.id = c.id ORDER BY c.s LIMIT 10",
-            (match, memory.CANDIDATES),
+            f"WITH h AS MATERIALIZED ({' UNION ALL '.join(parts)}) SELECT m.*, min(h.tier) AS t, "
+            "h.s AS s FROM h JOIN memories m ON m.id = h.id GROUP BY m.id ORDER BY t, s "
+            "LIMIT 10",
+            args,
         ).fetchall()
 
     store = _store(tb)
@@ -198,12 +220,32 @@ def bench_postgres(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: 
             ).fetchall()
 
         def bounded(words: list[str]) -> Any:
-            q = " | ".join(words)
+            # query_memory's plan by hand, as for SQLite.
+            cap = memory.CANDIDATES
+            rare, common = [], []
+            for w in words:
+                n = bare.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories WHERE search @@ "
+                    "to_tsquery('simple', %s) LIMIT %s) t",
+                    (f"{w}:*", cap + 1),
+                ).fetchone()[0]
+                (common if n > cap else rare).append(f"{w}:*")
+            rank = "ts_rank(search, to_tsquery('simple', %s))"
+            parts, args = [], []
+            if rare:
+                parts.append(f"SELECT id, 0 AS tier, {rank} AS r FROM memories "
+                             "WHERE search @@ to_tsquery('simple', %s)")  # fmt: skip
+                args += [" | ".join(rare)] * 2
+            if common:
+                parts.append(f"(SELECT id, 1 AS tier, {rank} AS r FROM memories "
+                             "WHERE search @@ to_tsquery('simple', %s) ORDER BY id DESC "
+                             "LIMIT %s)")  # fmt: skip
+                args += [" | ".join(common)] * 2 + [cap]
             return bare.execute(
-                "SELECT * FROM (SELECT id, content, ts_rank(search, to_tsquery('simple', %s)) "
-                "AS r FROM memories WHERE search @@ to_tsquery('simple', %s) ORDER BY id DESC "
-                "LIMIT %s) c ORDER BY r DESC LIMIT 10",
-                (q, q, memory.CANDIDATES),
+                "SELECT m.id, m.content FROM (SELECT DISTINCT ON (id) id, tier, r FROM ("
+                f"{' UNION ALL '.join(parts)}) u ORDER BY id, tier) h JOIN memories m "
+                "ON m.id = h.id ORDER BY h.tier, h.r DESC LIMIT 10",
+                args,
             ).fetchall()
 
         store = _store(tb)
