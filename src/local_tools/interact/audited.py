@@ -8,8 +8,8 @@ web console. Nobody being there (`NoPersonAvailable`) is not an answer and leave
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from local_tools.interact.base import (
     Answer,
@@ -27,6 +27,8 @@ __all__ = ["ANSWER_TOOL", "AuditedAsker", "door_of"]
 ANSWER_TOOL = "answer"  # the audit rows' tool name
 
 # (details, door, error) -> None; error is None for an answer, else why there was none.
+T = TypeVar("T")
+
 RecordFunc = Callable[[dict[str, Any], str, "str | None"], None]
 
 
@@ -47,13 +49,7 @@ class AuditedAsker:
             "permission": request.permission,
             "subject": request.subject,
         }
-        try:
-            answer = await self.inner.ask(request)
-        except NoPersonAvailable:
-            raise
-        except Exception as exc:
-            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
-            raise
+        answer: Answer = await self._asked(self.inner.ask(request), details)
         rule = request.suggestion if answer == "pattern" else request.subject
         self._record({**details, "answer": answer, "rule": rule}, self.door, None)
         return answer
@@ -63,13 +59,7 @@ class AuditedAsker:
         if ask is None:  # an asker for permissions only: nobody to ask questions
             raise NoPersonAvailable(f"{self.door} cannot ask questions")
         details: dict[str, Any] = {"for_tool": request.tool, "question": request.question}
-        try:
-            answer: QuestionAnswer = await ask(request)
-        except NoPersonAvailable:
-            raise
-        except Exception as exc:
-            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
-            raise
+        answer: QuestionAnswer = await self._asked(ask(request), details)
         record = {**details, "choices": list(answer.choices), "text": answer.text}
         self._record(record, self.door, None)
         return answer
@@ -79,14 +69,18 @@ class AuditedAsker:
         if ask is None:  # an asker for permissions only: nobody to review with
             raise NoPersonAvailable(f"{self.door} cannot show a draft for review")
         details: dict[str, Any] = {"for_tool": request.tool, "review": request.title}
-        try:
-            answer: ReviewAnswer = await ask(request)
-        except NoPersonAvailable:
-            raise
-        except Exception as exc:
-            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
-            raise
+        answer: ReviewAnswer = await self._asked(ask(request), details)
         # The edited text itself stays out of the audit (the file's history has it).
         record = {**details, "decision": answer.decision, "feedback": answer.feedback}
         self._record(record, self.door, None)
         return answer
+
+    async def _asked(self, asking: Awaitable[T], details: dict[str, Any]) -> T:
+        """The answer; a failure (dismissed, timed out, broken) is audited with why."""
+        try:
+            return await asking
+        except NoPersonAvailable:
+            raise  # nobody was there: not an answer, no row
+        except Exception as exc:
+            self._record(details, self.door, f"{type(exc).__name__}: {exc}")
+            raise
