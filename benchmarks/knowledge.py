@@ -214,8 +214,8 @@ def bench_postgres(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: 
         def full(words: list[str]) -> Any:
             q = " | ".join(f"{w}:*" for w in words)
             return bare.execute(
-                "SELECT id, content FROM memories WHERE search @@ to_tsquery('simple', %s) "
-                "ORDER BY ts_rank(search, to_tsquery('simple', %s)) DESC LIMIT 10",
+                "SELECT id, content FROM memories WHERE search @@ %s::tsquery "
+                "ORDER BY ts_rank(search, %s::tsquery) DESC LIMIT 10",
                 (q, q),
             ).fetchall()
 
@@ -226,19 +226,19 @@ def bench_postgres(opts: argparse.Namespace, tmp: Path, texts: list[str], rows: 
             for w in words:
                 n = bare.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM memories WHERE search @@ "
-                    "to_tsquery('simple', %s) LIMIT %s) t",
+                    "%s::tsquery LIMIT %s) t",
                     (f"{w}:*", cap + 1),
                 ).fetchone()[0]
                 (common if n > cap else rare).append(f"{w}:*")
-            rank = "ts_rank(search, to_tsquery('simple', %s))"
+            rank = "ts_rank(search, %s::tsquery)"
             parts, args = [], []
             if rare:
                 parts.append(f"SELECT id, 0 AS tier, {rank} AS r FROM memories "
-                             "WHERE search @@ to_tsquery('simple', %s)")  # fmt: skip
+                             "WHERE search @@ %s::tsquery")  # fmt: skip
                 args += [" | ".join(rare)] * 2
             if common:
                 parts.append(f"(SELECT id, 1 AS tier, {rank} AS r FROM memories "
-                             "WHERE search @@ to_tsquery('simple', %s) ORDER BY id DESC "
+                             "WHERE search @@ %s::tsquery ORDER BY id DESC "
                              "LIMIT %s)")  # fmt: skip
                 args += [" | ".join(common)] * 2 + [cap]
             return bare.execute(
