@@ -277,6 +277,33 @@ def test_a_dropped_postgresql_connection_fails_one_call_then_reconnects(
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def test_a_postgresql_writer_held_up_too_long_is_busy_and_changes_nothing(
+    pg_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from local_tools.core.errors import StorageError
+    from local_tools.knowledge import postgres
+    from local_tools.knowledge.memory import save
+
+    monkeypatch.setattr(postgres, "BUSY_TIMEOUT_MS", 300)  # 10 s in use
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    store = postgres.PostgresStore(pg_server, schema)
+    other = psycopg.connect(pg_server)  # another writer, mid-transaction
+    try:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (store._lock_key,))
+        with pytest.raises(StorageError, match="busy"):
+            save(store, kind="insight", content="waits", user_id="u", tool="t")
+        other.rollback()
+        save(store, kind="insight", content="goes", user_id="u", tool="t")
+        assert [e["content"] for e in query(store, keywords="")] == ["goes"]
+    finally:
+        other.close()
+        with store.write() as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        store.close()
+
+
 def test_near_spellings_without_pg_trgm(pg_server: str) -> None:
     """Where pg_trgm cannot be had, near spellings come from a range scan instead."""
     from local_tools.knowledge.memory import save
