@@ -152,7 +152,8 @@ class _PgConn:
 
 
 def _sql(sql: str) -> str:
-    # The engines' SQL has no literal '?' and no '%' of its own but LIKE-free text.
+    # The engines' SQL never holds a literal '?'; a '%' (pg_trgm's operator) is doubled
+    # so psycopg does not take it for a placeholder.
     return sql.replace("%", "%%").replace("?", "%s")
 
 
@@ -232,7 +233,7 @@ class PostgresStore(KnowledgeStore):
 
     def _trigram_index(self) -> None:
         """pg_trgm's index on the words where the extension is or may be installed;
-        without it near spellings fall back to a range scan (see `spellings`)."""
+        without it near spellings fall back to a range scan (see `_spellings`)."""
         try:
             with self._conn.transaction():  # a savepoint: a refusal leaves the rest
                 # In public, not our schema: dropping one project's schema must not drop
