@@ -147,6 +147,15 @@ def test_a_nul_character_is_stored_or_refused_never_half_written(tb: Toolbox, ba
         assert ok(tb.run("memory", {"action": "list"}))["keys"] == []
 
 
+def test_words_beyond_ascii(tb: Toolbox) -> None:
+    ok(tb.run("save_learning", {"content": "Das Café öffnet um 8", "title": "ÜBER_Frühstück"}))
+    for keywords in ("café", "CAFÉ", "über", "frühst", "ÖFFNET"):
+        assert ok(tb.run("query_memory", {"keywords": keywords}))["count"] == 1, keywords
+    # SQLite's tokenizer drops accents; PostgreSQL's 'simple' configuration keeps them,
+    # and there the accented word is a near spelling of the plain one.
+    assert ok(tb.run("query_memory", {"keywords": "cafe"}))["count"] == 1
+
+
 def test_key_value_memory(tb: Toolbox) -> None:
     assert (
         ok(tb.run("memory", {"action": "write", "key": "build.cmd", "value": "make"}))["replaced"]
