@@ -264,7 +264,7 @@ def test_unreachable_postgresql_is_a_clear_error_without_the_password(
         tb.close()
 
 
-def test_a_dropped_postgresql_connection_fails_one_call_then_reconnects(
+def test_a_dropped_postgresql_connection_is_reconnected(
     pg_server: str, workspace: Path, tmp_path: Path
 ) -> None:
     import psycopg
@@ -274,8 +274,14 @@ def test_a_dropped_postgresql_connection_fails_one_call_then_reconnects(
     tb = Toolbox(workspace, config, state_dir=tmp_path / "state", audit=False)
     ok(tb.run("save_insight", {"content": "kept"}))
     store = next(v for k, v in tb.runner.resources._items.items() if k.startswith("knowledge:"))
-    with psycopg.connect(pg_server, autocommit=True) as admin:  # as a server restart would
-        admin.execute("SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,))
+
+    def drop_connection() -> None:  # as a server restart would
+        with psycopg.connect(pg_server, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,))
+
+    drop_connection()  # a read runs again on a new connection
+    assert ok(tb.run("query_memory", {"keywords": "kept"}))["count"] == 1
+    drop_connection()  # a write is not retried (it might have committed): it says so
     message = err(tb.run("save_insight", {"content": "lost"}), "IO_ERROR")
     assert "next call reconnects" in message
     ok(tb.run("save_insight", {"content": "again"}))

@@ -265,13 +265,19 @@ class PostgresStore(KnowledgeStore):
 
     def read(self, func: Callable[[Conn], T]) -> T:
         with self._lock:
-            conn = self._connect()
-            try:
-                with conn.transaction():
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    return func(_PgConn(conn))
-            except psycopg.Error as exc:
-                raise self._error(exc) from None
+            for attempt in (1, 2):
+                conn = self._connect()
+                try:
+                    with conn.transaction():
+                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        return func(_PgConn(conn))
+                except psycopg.Error as exc:
+                    # A connection the server dropped (a restart): a read is safe to run
+                    # again on a new one. A write is not retried: it may have committed.
+                    if attempt == 1 and conn.broken:
+                        continue
+                    raise self._error(exc) from None
+            raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(Exception):
