@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -273,12 +274,15 @@ def main() -> None:
     print(f"{opts.queries} queries of 2 keywords, limit 10; ranking bounded at "
           f"{memory.CANDIDATES} candidates")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="kbench-"))
-    (tmp / "ws").mkdir()
-    bench_sqlite(opts, tmp, texts, rows, queries)
-    if opts.pg_url:
-        (tmp / "pg").mkdir()
-        (tmp / "pg" / "ws").mkdir()
-        bench_postgres(opts, tmp / "pg", texts, rows, queries)
+    try:
+        (tmp / "ws").mkdir()
+        bench_sqlite(opts, tmp, texts, rows, queries)
+        if opts.pg_url:
+            (tmp / "pg").mkdir()
+            (tmp / "pg" / "ws").mkdir()
+            bench_postgres(opts, tmp / "pg", texts, rows, queries)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # ~100 MB at 100k entries
 
 
 if __name__ == "__main__":
