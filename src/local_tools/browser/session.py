@@ -28,12 +28,14 @@ import shutil
 import threading
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from local_tools.browser.downloads import DownloadRecord, Downloads
+from local_tools.browser.proxy import GuardProxy
 from local_tools.core.errors import (
     ExecutionError,
     InvalidInput,
@@ -44,7 +46,7 @@ from local_tools.core.errors import (
 )
 from local_tools.security import net
 
-__all__ = ["BrowserSession", "ConsoleEntry", "FailedRequest", "find_executable"]
+__all__ = ["BrowserSession", "ConsoleEntry", "FailedRequest", "Gate", "find_executable"]
 
 T = TypeVar("T")
 DEFAULT_VIEWPORT = (1280, 800)
@@ -94,6 +96,17 @@ class FailedRequest:
     reason: str  # the guard's refusal, or the network error
 
 
+@dataclass(frozen=True)
+class Gate:
+    """The `network:outbound` decision for the pages' own top-level navigations, from
+    the call that drives the browser (the route handler cannot ask anyone mid-request)."""
+
+    user: str
+    # host -> None when the policy allows it, else a sentence for the model saying why
+    # the navigation was stopped and what to do (deny: the rule; ask: browser_navigate).
+    decide: Callable[[str, str], str | None]  # (host, url)
+
+
 _live: weakref.WeakSet[BrowserSession] = weakref.WeakSet()
 
 
@@ -113,14 +126,31 @@ class BrowserSession:
         *,
         headless: bool = True,
         viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+        downloads: Downloads | None = None,
+        args: Sequence[str] = (),
     ) -> None:
+        """`downloads`: where a page's downloads land (None: downloads are refused);
+        `args`: more Chromium switches (the tests map host names with them)."""
         self.executable = executable
         self.guard = guard
         self.headless = headless
         self.viewport = viewport
+        self.downloads = downloads
+        self.args = tuple(args)
         self.console: deque[ConsoleEntry] = deque(maxlen=MAX_ENTRIES)
         self.failed: deque[FailedRequest] = deque(maxlen=MAX_ENTRIES)
+        self.downloaded: deque[DownloadRecord] = deque(maxlen=MAX_ENTRIES)
+        # What the next result tells the model (a restart, a stopped navigation, a
+        # download); kept across calls, since a page acts between them too.
+        self.notes: list[str] = []
+        self.gate: Gate | None = None
+        # Why a navigation or connection was refused during the current call, if one was.
+        self.refusal: str | None = None
+        self.navigation_refusal: str | None = None
         self.version = ""
+        self._approved: set[tuple[str, str]] = set()  # (user, host) browser_navigate went to
+        self._tasks: set[asyncio.Future[Any]] = set()  # downloads saving, pages being left
+        self._proxy: GuardProxy | None = None
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -135,11 +165,17 @@ class BrowserSession:
 
     # -- calling ------------------------------------------------------------------
 
-    async def run(self, op: Callable[[BrowserSession], Awaitable[T]], timeout: float) -> T:
+    async def run(
+        self,
+        op: Callable[[BrowserSession], Awaitable[T]],
+        timeout: float,
+        gate: Gate | None = None,
+    ) -> T:
         """`op(self)` on the browser's loop, the browser started (or restarted) first;
-        ToolTimeout past `timeout` seconds. What `op` returns is returned here."""
+        ToolTimeout past `timeout` seconds. What `op` returns is returned here. `gate`
+        decides the pages' navigations from now on (the newest call's user and rules)."""
         loop = self._ensure_loop()
-        future = asyncio.run_coroutine_threadsafe(self._call(op, timeout), loop)
+        future = asyncio.run_coroutine_threadsafe(self._call(op, timeout, gate), loop)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), timeout + 5)
         except (asyncio.TimeoutError, TimeoutError):
@@ -153,20 +189,35 @@ class BrowserSession:
     def page(self) -> Any:
         return self._page
 
-    async def _call(self, op: Callable[[BrowserSession], Awaitable[T]], timeout: float) -> T:
+    async def _call(
+        self, op: Callable[[BrowserSession], Awaitable[T]], timeout: float, gate: Gate | None
+    ) -> T:
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import TimeoutError as PlaywrightTimeout
 
         if self._call_lock is None:
             self._call_lock = asyncio.Lock()
         async with self._call_lock:  # one call at a time drives the page
-            self.notes: list[str] = []
+            if gate is not None:
+                self.gate = gate
+            self.refusal = self.navigation_refusal = None
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
             try:
                 await asyncio.wait_for(self._ensure_started(), _START_TIMEOUT)
                 self._page.set_default_timeout(timeout * 1000)
+                before = set(self._tasks)
                 result = await asyncio.wait_for(op(self), timeout)
+                # Downloads this call started: reported by it when they end in its time.
+                started = self._tasks - before
+                if started:
+                    await asyncio.wait(started, timeout=max(0.1, deadline - loop.time()))
+                    for record in list(self.downloaded)[-len(started) :]:
+                        if record.status == "downloading":
+                            self.notes.append(record.describe())
                 if self.notes and isinstance(result, dict):
                     result["notes"] = [*self.notes, *result.get("notes", [])]
+                    self.notes = []
                 return result
             except (asyncio.TimeoutError, TimeoutError, PlaywrightTimeout):
                 raise _timed_out(timeout) from None
@@ -180,8 +231,8 @@ class BrowserSession:
                 f"The browser closed or crashed during the call ({message}). The next browser "
                 "call starts a new one."
             )
-        if "ERR_BLOCKED_BY_CLIENT" in message:
-            refused = self.failed[-1].reason if self.failed else "refused by the network guard"
+        if "ERR_BLOCKED_BY_CLIENT" in message or ("ERR_" in message and self.refusal):
+            refused = self.refusal or "refused by the network guard"
             return PermissionDenied(f"The page was not loaded: {refused}")
         if "ERR_" in message:
             return ExecutionError(f"The browser could not load the page: {message}")
@@ -226,9 +277,22 @@ class BrowserSession:
         from playwright.async_api import async_playwright
 
         self._playwright = await async_playwright().start()
+        self._proxy = GuardProxy(self.guard, self._proxy_refused)
+        port = await self._proxy.start()
         try:
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=self.headless
+                executable_path=self.executable,
+                headless=self.headless,
+                args=[
+                    # Every connection, loopback included, through the guarding proxy:
+                    # Chromium never resolves a page's host names itself.
+                    f"--proxy-server=http://127.0.0.1:{port}",
+                    "--proxy-bypass-list=<-loopback>",
+                    # WebRTC would send UDP around the proxy: TCP through it only.
+                    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+                    *self.args,
+                ],
+                downloads_path=self.downloads.staging if self.downloads else None,
             )
         except Exception as exc:
             await self._shutdown()
@@ -240,7 +304,7 @@ class BrowserSession:
         self._context = await self._browser.new_context(
             viewport={"width": width, "height": height},
             service_workers="block",  # a service worker's requests would bypass routing
-            accept_downloads=False,
+            accept_downloads=self.downloads is not None,
         )
         await self._context.route("**/*", self._route)
         await self._context.route_web_socket("**/*", self._route_websocket)
@@ -259,6 +323,8 @@ class BrowserSession:
             "pageerror", lambda e: self.console.append(ConsoleEntry("pageerror", str(e), page.url))
         )
         page.on("requestfailed", self._request_failed)
+        page.on("request", self._redirected)
+        page.on("download", self._download)
         page.on("crash", lambda _page: setattr(self, "_page_crashed", True))
 
     def _request_failed(self, request: Any) -> None:
@@ -276,6 +342,8 @@ class BrowserSession:
         await self._start()
 
     async def _shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         for thing in (self._context, self._browser):
             if thing is not None:
                 with contextlib.suppress(Exception):  # already gone: nothing to close
@@ -283,7 +351,9 @@ class BrowserSession:
         if self._playwright is not None:
             with contextlib.suppress(Exception):
                 await self._playwright.stop()
-        self._playwright = self._browser = self._context = self._page = None
+        if self._proxy is not None:
+            await self._proxy.stop()
+        self._playwright = self._browser = self._context = self._page = self._proxy = None
 
     def close(self) -> None:
         """End the browser and its thread (the toolbox's close, or interpreter exit)."""
@@ -299,17 +369,89 @@ class BrowserSession:
                 done.result(timeout=10)
             loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
+        if self.downloads is not None:
+            self.downloads.close()
 
     # -- the network guard --------------------------------------------------------------
 
     async def _route(self, route: Any) -> None:
         request = route.request
         refusal = await self._refusal(request.url)
+        if refusal is None and request.is_navigation_request() and _main_frame(request):
+            refusal = self._navigation_refusal(request.url)
         if refusal is not None:
-            self.failed.append(FailedRequest(request.url, request.method, refusal))
+            self._refused(request.url, request.method, refusal)
             await route.abort("blockedbyclient")
             return
         await route.fallback()
+
+    def _refused(self, url: str, method: str, reason: str) -> None:
+        self.failed.append(FailedRequest(url, method, reason))
+        self.refusal = reason
+
+    def _proxy_refused(self, target: str, method: str, reason: str) -> None:
+        # The route handler refuses first and says so; the proxy's refusals are the
+        # requests it never saw: redirect hops, rebinding names, workers' sockets.
+        if not any(f.reason == reason for f in list(self.failed)[-3:]):
+            self._refused(target, method, reason)
+
+    def _navigation_refusal(self, url: str) -> str | None:
+        """Why the page may not go to `url` by itself, by the `network:outbound` rules:
+        allowed when the policy allows the host or browser_navigate went there."""
+        gate = self.gate
+        if gate is None or urlsplit(url).scheme.lower() in _LOCAL_SCHEMES:
+            return None
+        host = net.url_host(url)
+        if (gate.user, host) in self._approved:
+            return None
+        why = gate.decide(host, url)
+        if why is not None:
+            self.notes.append(why)
+            self.navigation_refusal = why
+        return why
+
+    def approve(self, url: str) -> None:
+        """browser_navigate was allowed to go to `url`: the pages may go to its host."""
+        if self.gate is not None:
+            self._approved.add((self.gate.user, net.url_host(url)))
+
+    def _redirected(self, request: Any) -> None:
+        """A redirect hop of a top-level navigation: Playwright lets it through without
+        routing it (the proxy has checked its address), so the rules are applied here,
+        as soon as it is known: a host they do not allow, the page is taken off it."""
+        if request.redirected_from is None or not request.is_navigation_request():
+            return
+        if not _main_frame(request):
+            return
+        refusal = self._navigation_refusal(request.url)
+        if refusal is not None:
+            self._refused(request.url, request.method, refusal)
+            page = request.frame.page if request.frame else self._page
+            self._track(self._leave(page))
+
+    async def _leave(self, page: Any) -> None:
+        with contextlib.suppress(Exception):  # the page may be closing: nothing to leave
+            await page.goto("about:blank")
+
+    def _download(self, download: Any) -> None:
+        if self.downloads is None:
+            return
+        record = DownloadRecord(download.url, download.suggested_filename, "downloading")
+        self.downloaded.append(record)
+        self._track(self.downloads.watch(download, record, self._download_ended))
+
+    def _download_ended(self, record: DownloadRecord) -> None:
+        self.notes.append(record.describe())
+
+    def _track(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settle(self) -> None:
+        """Wait for the page to be left after a refused redirect (browser_navigate)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=5)
 
     async def _route_websocket(self, ws: Any) -> None:
         refusal = await self._refusal(ws.url)
@@ -365,6 +507,13 @@ class BrowserSession:
                 "for the current refs (they change when the page does)."
             )
         return found
+
+
+def _main_frame(request: Any) -> bool:
+    try:
+        return request.frame.parent_frame is None
+    except Exception:  # a popup's first request comes before its frame: top-level too
+        return True
 
 
 def _timed_out(timeout: float) -> ToolTimeout:

@@ -9,7 +9,10 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from local_tools.browser import BrowserSession, find_executable
+from local_tools.browser.downloads import Downloads
+from local_tools.browser.session import Gate
 from local_tools.core.context import ToolContext
+from local_tools.core.errors import PermissionDenied
 from local_tools.core.tool import Args, Hints, Output, Tool, tool
 from local_tools.tools import _web
 
@@ -22,6 +25,7 @@ __all__ = [
     "PageOutput",
     "TimeoutArgs",
     "call",
+    "gate",
     "page_info",
     "page_tool",
     "render_page",
@@ -68,12 +72,36 @@ class PageOutput(Output):
 def session(ctx: ToolContext) -> BrowserSession:
     """The toolbox's browser (started on its first call, closed with the toolbox)."""
     settings = ctx.config.browser
-    return ctx.resource(
-        RESOURCE_KEY,
-        lambda: BrowserSession(
-            find_executable(settings.executable), _web.guard(ctx), headless=settings.headless
-        ),
-    )
+
+    def start() -> BrowserSession:
+        executable = find_executable(settings.executable)
+        downloads = Downloads(ctx.jail, settings.downloads, settings.max_download_mb * 2**20)
+        return BrowserSession(
+            executable, _web.guard(ctx), headless=settings.headless, downloads=downloads
+        )
+
+    return ctx.resource(RESOURCE_KEY, start)
+
+
+def gate(ctx: ToolContext) -> Gate:
+    """The policy's `network:outbound` decision for the pages' own top-level navigations
+    (a click, a form, a script, a redirect): the runner's rules for this call's user,
+    decided without asking, since nobody can be asked from inside a page load."""
+
+    def decide(host: str, url: str) -> str | None:
+        try:
+            asks = ctx.policy.check(ctx.user_id, "network:outbound", [host], tool=ctx.tool)
+        except PermissionDenied as exc:
+            return f"The page's navigation to {url} was stopped: {exc.message}"
+        if not asks:
+            return None
+        return (
+            f"The page tried to go to {url}; the rules ask before the browser goes to "
+            f"{host} (network:outbound) and a page cannot ask, so the navigation was "
+            "stopped. To go there, call browser_navigate with that URL: it asks the user."
+        )
+
+    return Gate(ctx.user_id, decide)
 
 
 async def call(
@@ -81,7 +109,7 @@ async def call(
     op: Callable[[BrowserSession], Awaitable[dict[str, Any]]],
     timeout: float = DEFAULT_TIMEOUT,
 ) -> dict[str, Any]:
-    return await session(ctx).run(op, timeout)
+    return await session(ctx).run(op, timeout, gate(ctx))
 
 
 async def page_info(browser: BrowserSession) -> dict[str, Any]:

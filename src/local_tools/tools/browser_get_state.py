@@ -25,18 +25,27 @@ class BrowserGetStateOutput(_browser.PageOutput):
     failed_requests: list[dict[str, str]] = Field(
         description=f"The newest {SHOWN} requests that failed or were refused: url, method, reason."
     )
+    downloads: list[dict[str, Any]] = Field(
+        description=f"The newest {SHOWN} downloads: url, suggested (the server's name), status "
+        "(downloading, saved, failed), path (workspace-relative) and size once saved, reason "
+        "when failed."
+    )
 
 
 DESCRIPTION = f"""The browser page's URL, title and loading state, with the newest {SHOWN}
-console messages (errors included) and failed requests (with the reason: a network
-error, or the address guard's refusal of a private address). Use it to debug a page
-that does not behave."""
+console messages (errors included), failed requests (with the reason: a network
+error, the address guard's refusal of a private address, or a navigation the
+network:outbound rules stopped) and the page's downloads (saved into the workspace's
+downloads folder, with path and size). Use it to debug a page that does not behave."""
 
 
 def _render(output: dict[str, Any]) -> str:
     lines = [_browser.render_page(output) + (" (loading)" if output["loading"] else "")]
     lines += [f"console {e['type']}: {e['text']}" for e in output["console"]]
     lines += [f"failed {f['method']} {f['url']}: {f['reason']}" for f in output["failed_requests"]]
+    for d in output["downloads"]:
+        done = f"{d['path']} ({d['size']} bytes)" if d["status"] == "saved" else d["reason"]
+        lines.append(f"download {d['status']} {d['url']}: {done or d['suggested']}")
     return "\n".join(lines)
 
 
@@ -57,6 +66,7 @@ async def browser_get_state(args: Any, ctx: ToolContext) -> dict[str, Any]:
             "loading": ready == "loading",
             "console": [asdict(e) for e in list(browser.console)[-SHOWN:]],
             "failed_requests": [asdict(f) for f in list(browser.failed)[-SHOWN:]],
+            "downloads": [asdict(d) for d in list(browser.downloaded)[-SHOWN:]],
         }
 
     return await _browser.call(ctx, state)

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
+from local_tools.core.errors import PermissionDenied
 from local_tools.core.tool import Hints, tool
 from local_tools.security import net
 from local_tools.tools import _browser, _web
@@ -60,11 +61,17 @@ async def browser_navigate(args: BrowserNavigateArgs, ctx: ToolContext) -> dict[
 
     async def navigate(browser: BrowserSession) -> dict[str, Any]:
         page = browser.page
+        browser.approve(url)  # the runner authorized its host: the page may go there too
+        response = None
         for attempt in range(_ATTEMPTS):
             try:
                 response = await page.goto(url, wait_until=args.wait_until)
                 break
             except Exception as exc:
+                if browser.navigation_refusal is not None:  # a redirect the rules stop
+                    break
+                if "Download is starting" in str(exc):
+                    break  # the URL is a file: its download is reported in the notes
                 if "ERR_BLOCKED_BY_CLIENT" in str(exc):
                     # Chromium commits an error page after a refused load: let it settle,
                     # so that it does not cut the next navigation short.
@@ -77,6 +84,9 @@ async def browser_navigate(args: BrowserNavigateArgs, ctx: ToolContext) -> dict[
                     raise
                 with contextlib.suppress(Exception):
                     await page.wait_for_load_state("load", timeout=2000)
+        if browser.navigation_refusal is not None:
+            await browser.settle()
+            raise PermissionDenied(browser.navigation_refusal)
         status = response.status if response is not None else None
         return {**await _browser.page_info(browser), "status": status}
 
