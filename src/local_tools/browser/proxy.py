@@ -54,7 +54,7 @@ class GuardProxy:
         self.on_refused = on_refused
         self.port = 0
         self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=_HEAD_LIMIT)
@@ -64,8 +64,12 @@ class GuardProxy:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
-            for writer in list(self._writers):  # open tunnels (3.11 leaves them open)
-                writer.close()
+            # Open tunnels (3.11 leaves them open): ended, their sockets closed.
+            handlers = list(self._handlers)
+            for task in handlers:
+                task.cancel()
+            if handlers:
+                await asyncio.wait(handlers, timeout=5)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 5)
             self._server = None
@@ -73,8 +77,10 @@ class GuardProxy:
     # -- one client connection -------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        upstream: asyncio.StreamWriter | None = None
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+        upstream: list[asyncio.StreamWriter] = []  # what _open connected, to close here
         try:
             try:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
@@ -86,21 +92,21 @@ class GuardProxy:
                 return
             method, target = parts[0].decode("latin-1"), parts[1].decode("latin-1")
             if method == "CONNECT":
-                upstream = await self._connect_tunnel(target, reader, writer)
+                await self._connect_tunnel(target, reader, writer, upstream)
             else:
-                upstream = await self._forward(method, target, rest, reader, writer)
+                await self._forward(method, target, rest, reader, writer, upstream)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass  # either side went away: nothing to report to anyone
         finally:
-            self._writers.discard(writer)
-            for w in (upstream, writer):
-                if w is not None:
-                    w.close()
+            self._handlers.discard(task)  # type: ignore[arg-type]
+            for w in (*upstream, writer):
+                w.close()
 
     async def _open(
-        self, host: str, port: int, target: str, method: str
+        self, host: str, port: int, target: str, method: str, opened: list[asyncio.StreamWriter]
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        """A connection to a checked address of `host`, or None (refused or unreachable)."""
+        """A connection to a checked address of `host` (its writer added to `opened`),
+        or None (refused or unreachable)."""
         try:
             addresses = await self.guard.addresses(host, port, timeout=_DNS_TIMEOUT)
         except ToolError as exc:
@@ -108,27 +114,31 @@ class GuardProxy:
             return None
         for address in addresses:
             with contextlib.suppress(OSError, TimeoutError):
-                return await asyncio.wait_for(
+                pair = await asyncio.wait_for(
                     asyncio.open_connection(address, port, limit=_HEAD_LIMIT), _CONNECT_TIMEOUT
                 )
+                opened.append(pair[1])
+                return pair
         return None
 
     async def _connect_tunnel(
-        self, target: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> asyncio.StreamWriter | None:
+        self,
+        target: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        opened: list[asyncio.StreamWriter],
+    ) -> None:
         host, _, port_text = target.rpartition(":")
         host = host.strip("[]")
         if not host or not port_text.isdigit():
             writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            return None
-        opened = await self._open(host, int(port_text), target, "CONNECT")
-        if opened is None:
+            return
+        pair = await self._open(host, int(port_text), target, "CONNECT", opened)
+        if pair is None:
             writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-            return None
-        up_reader, up_writer = opened
+            return
         writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-        await _pipe_both(reader, writer, up_reader, up_writer)
-        return up_writer
+        await _pipe_both(reader, writer, *pair)
 
     async def _forward(
         self,
@@ -137,18 +147,19 @@ class GuardProxy:
         rest: bytes,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-    ) -> asyncio.StreamWriter | None:
+        opened: list[asyncio.StreamWriter],
+    ) -> None:
         try:
             url = urlsplit(target)
             port = url.port or 80
         except ValueError:
-            return None
+            return
         if url.scheme != "http" or not url.hostname:
-            return None  # origin-form or another scheme: not a proxy request
-        opened = await self._open(url.hostname, port, target, method)
-        if opened is None:
-            return None
-        up_reader, up_writer = opened
+            return  # origin-form or another scheme: not a proxy request
+        pair = await self._open(url.hostname, port, target, method, opened)
+        if pair is None:
+            return
+        up_reader, up_writer = pair
         path = (url.path or "/") + (f"?{url.query}" if url.query else "")
         up_writer.write(f"{method} {path} HTTP/1.1\r\n".encode("latin-1"))
         up_writer.write(_without_hop_headers(rest) + b"Connection: close\r\n\r\n")
@@ -166,7 +177,6 @@ class GuardProxy:
             await _pipe(up_reader, writer)
         finally:
             sending.cancel()
-        return up_writer
 
 
 def _without_hop_headers(fields: bytes) -> bytes:

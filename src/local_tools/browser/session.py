@@ -151,6 +151,7 @@ class BrowserSession:
         self._approved: set[tuple[str, str]] = set()  # (user, host) browser_navigate went to
         self._tasks: set[asyncio.Future[Any]] = set()  # downloads saving, pages being left
         self._proxy: GuardProxy | None = None
+        self._adopted: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -318,6 +319,9 @@ class BrowserSession:
     def _adopt(self, page: Any) -> None:
         """A page opened by the tools or by the page (a popup): it becomes the current one."""
         self._page = page
+        if page in self._adopted:  # new_page() and the context's "page" event both call
+            return
+        self._adopted.add(page)
         page.on("console", lambda m: self.console.append(ConsoleEntry(m.type, m.text, page.url)))
         page.on(
             "pageerror", lambda e: self.console.append(ConsoleEntry("pageerror", str(e), page.url))
