@@ -209,9 +209,7 @@ def test_a_change_while_the_person_reads_the_plan_stops_the_run(
 
     tb = make_toolbox(asker=PersonWhileAFileLands())
     args = {"source": "build", "target": "site", "dry_run": False}
-    assert "changed while the plan" in err(
-        tb.run("copy_workspace_to_project", args), "INVALID_INPUT"
-    )
+    assert "changed while the plan" in err(tb.run("copy_workspace_to_project", args), "CONFLICT")
     assert tree(site) == before
 
 
@@ -223,9 +221,14 @@ def test_bad_input(make_toolbox: Any, project: Any, workspace: Path) -> None:
     assert "overlap" in err(run(source="site/old", target="site"), "INVALID_INPUT")
     assert "overlap" in err(run(source="build", target="build"), "INVALID_INPUT")
     err(run(source="missing", target="site"), "NOT_FOUND")
-    assert "not a folder" in err(run(source="site/CNAME", target="x"), "INVALID_INPUT")
+    assert "not a directory" in err(run(source="site/CNAME", target="x"), "INVALID_INPUT")
     assert "not a folder" in err(run(source="build", target="site/CNAME"), "INVALID_INPUT")
-    assert "writable root" in err(run(source="build", target="."), "INVALID_INPUT")
+    err(run(source="build", target="."), "INVALID_INPUT")  # the workspace root itself
+    extra = workspace.parent / "served"
+    extra.mkdir()
+    rooted = make_toolbox({**ALLOW, "workspace": {"writable_roots": [str(extra)]}})
+    args = {"source": "build", "target": str(extra), "dry_run": False}
+    assert "writable root" in err(rooted.run("copy_workspace_to_project", args), "INVALID_INPUT")
     err(run(source="build", target="../elsewhere"), "PERMISSION_DENIED")
     err(tb.run("copy_workspace_to_project", {"source": "build"}), "INVALID_INPUT")
     assert tree(workspace) == before
@@ -300,11 +303,11 @@ def test_kill_9_at_any_moment_leaves_the_old_tree_or_the_new_one(tmp_path: Path)
         reset()
         proc = start()
         ready(proc)
-        time.sleep(took * 0.14 * n)
+        time.sleep(took * 0.16 * n)
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
         now = tree(ws / "site")
-        assert now in (old, new), f"a kill {0.14 * n:.2f} into the deploy left a mixed tree"
+        assert now in (old, new), f"a kill {0.16 * n:.2f} into the deploy left a mixed tree"
         outcomes.append("new" if now == new else "old")
         # The next run cleans up whatever the killed one left and finishes the job.
         assert start().communicate(timeout=120)[0].strip().endswith("true")
@@ -384,3 +387,202 @@ def test_an_unwritable_target_file_fails_with_nothing_changed() -> None:
         assert sorted(p.name for p in ws.iterdir()) == ["build", "site"]
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+# ------------------------------------------------------------------ attacks (from a review)
+
+
+class _Person:
+    """Approves the deploy; `meanwhile` runs while they read the plan, as a background
+    command of the agent's could."""
+
+    def __init__(self, meanwhile: Any) -> None:
+        self.meanwhile = meanwhile
+
+    async def ask(self, request: PermissionRequest) -> str:
+        self.meanwhile()
+        return "once"
+
+
+def test_a_folder_swapped_for_a_symlink_during_approval_leads_nowhere(
+    make_toolbox: Any, workspace: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim"  # outside the workspace
+    write(victim, {"proj/index.html": "<h1>mine</h1>", "proj/keep.txt": "keep"})
+    write(workspace, {"a/proj/index.html": "<h1>decoy</h1>", "a/proj/keep.txt": "k"})
+    write(workspace, {"build/index.html": "<h1>attacker</h1>"})
+
+    def swap() -> None:
+        (workspace / "a").rename(workspace / "a-old")
+        (workspace / "a").symlink_to(victim)
+
+    tb = make_toolbox(asker=_Person(swap))
+    args = {"source": "build", "target": "a/proj", "dry_run": False}
+    env = tb.run("copy_workspace_to_project", args)
+    assert env["success"] is False, env
+    assert tree(victim / "proj") == {
+        "index.html": tree(victim / "proj")["index.html"],
+        "keep.txt": tree(victim / "proj")["keep.txt"],
+    }
+    assert (victim / "proj" / "index.html").read_text() == "<h1>mine</h1>"
+
+
+def test_a_target_swapped_for_a_symlink_during_approval_links_nothing_in(
+    make_toolbox: Any, workspace: Path, tmp_path: Path
+) -> None:
+    secrets = tmp_path / "ssh"
+    write(secrets, {"id_ed25519": "KEY"})
+    write(workspace, {"build/id_ed25519": "x", "build/index.html": "new", "site/id_ed25519": "y"})
+
+    def swap() -> None:
+        (workspace / "site").rename(workspace / "site-old")
+        (workspace / "site").symlink_to(secrets)
+
+    tb = make_toolbox(asker=_Person(swap))
+    env = tb.run(
+        "copy_workspace_to_project", {"source": "build", "target": "site", "dry_run": False}
+    )
+    assert env["success"] is False
+    assert (workspace / "site").is_symlink()  # left as the swap made it
+    assert os.stat(secrets / "id_ed25519").st_nlink == 1  # never hard-linked anywhere
+
+
+def test_a_planted_backup_symlink_is_never_restored(
+    make_toolbox: Any, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "repo"
+    write(outside, {".git/config": "token=SECRET"})
+    write(workspace, {"build/index.html": "new"})
+    (workspace / ".site.deploy-old-999999-ab").symlink_to(outside)
+    out = ok(
+        make_toolbox(ALLOW).run(
+            "copy_workspace_to_project", {"source": "build", "target": "site", "dry_run": False}
+        )
+    )
+    assert tree(workspace / "site") == {"index.html": tree(workspace / "build")["index.html"]}
+    assert out["notes"] == []
+    assert (workspace / ".site.deploy-old-999999-ab").is_symlink()  # not ours: untouched
+
+
+def test_a_chain_of_links_climbing_out_is_not_copied(make_toolbox: Any, workspace: Path) -> None:
+    deep = workspace / "build" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "up").symlink_to("../..")  # lands on the top: fine by itself
+    (deep / "pw.html").symlink_to("up/../../../etc/passwd")  # `..` after a link: out
+    (deep / "ok.html").symlink_to("up/index.html")
+    write(workspace, {"build/index.html": "i"})
+    out = ok(
+        make_toolbox(ALLOW).run(
+            "copy_workspace_to_project", {"source": "build", "target": "site", "dry_run": False}
+        )
+    )
+    skipped = {e["path"] for e in out["skipped"]}
+    assert "a/b/pw.html" in skipped and not (workspace / "site/a/b/pw.html").is_symlink()
+    assert (workspace / "site/a/b/ok.html").read_text() == "i"
+
+
+def test_a_target_holding_a_root_or_the_state_folder_is_refused(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    write(workspace, {"build/index.html": "i", "proj/vendor/lib.js": "v", "proj/x.js": "x"})
+    tb = make_toolbox({**ALLOW, "workspace": {"extra_roots": ["proj/vendor"]}})
+    args = {"source": "build", "target": "proj", "dry_run": False}
+    assert "contains the" in err(tb.run("copy_workspace_to_project", args), "PERMISSION_DENIED")
+    assert (workspace / "proj/vendor/lib.js").exists()
+    tb = make_toolbox(ALLOW, state_dir=workspace / "proj" / ".state")
+    assert "state folder" in err(tb.run("copy_workspace_to_project", args), "INVALID_INPUT")
+    assert "protected" in err(
+        tb.run("copy_workspace_to_project", {**args, "target": ".git/x"}), "INVALID_INPUT"
+    )
+
+
+def test_the_file_rules_still_hold(make_toolbox: Any, workspace: Path) -> None:
+    write(workspace, {"secrets/keys.json": '{"k": 1}', "site/index.html": "old"})
+    config = {**ALLOW, "permissions": {**ALLOW["permissions"], "read:file": {"secrets/*": "deny"}}}
+    tb = make_toolbox(config)
+    args = {"source": "secrets", "target": "site", "dry_run": False}
+    err(tb.run("copy_workspace_to_project", args), "PERMISSION_DENIED")
+    assert not (workspace / "site/keys.json").exists()
+    config = {**ALLOW, "permissions": {**ALLOW["permissions"], "write:file": {"site/*": "deny"}}}
+    write(workspace, {"build/index.html": "new"})
+    tb = make_toolbox(config)
+    err(tb.run("copy_workspace_to_project", {**args, "source": "build"}), "PERMISSION_DENIED")
+    assert (workspace / "site/index.html").read_text() == "old"
+
+
+def test_deploying_links_again_changes_nothing_and_a_link_may_replace_a_file(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    write(workspace, {"build/css/a.css": "a", "site/style.css": "an old file"})
+    (workspace / "build" / "style.css").symlink_to("css/a.css")
+    tb = make_toolbox(ALLOW)
+    args = {"source": "build", "target": "site", "dry_run": False}
+    first = ok(tb.run("copy_workspace_to_project", args))
+    assert [e["path"] for e in first["deletes"]] == ["style.css"]  # the file the link replaces
+    assert os.readlink(workspace / "site/style.css") == "css/a.css"
+    again = ok(tb.run("copy_workspace_to_project", args))
+    assert again["links"] == [] and again["counts"]["unchanged"] == 2
+
+
+def test_nested_git_folders_and_odd_names(make_toolbox: Any, workspace: Path) -> None:
+    write(workspace, {"build/index.html": "i", "build/run.js": "r"})
+    write(workspace, {"site/vendor/lib/.git/HEAD": "ref", "site/docs/README.md": "d"})
+    (workspace / "build" / "run.js").chmod(0o6755)
+    odd = "x.html\n  … and 0 more to delete"
+    write(workspace, {f"site/{odd}": "o"})
+    shown = io.StringIO()
+    tb = make_toolbox(asker=TerminalAsker(io.StringIO("o\n"), shown))
+    out = ok(
+        tb.run("copy_workspace_to_project", {"source": "build", "target": "site", "dry_run": False})
+    )
+    assert (workspace / "site/vendor/lib/.git/HEAD").read_text() == "ref"  # protected
+    assert not (workspace / "site/docs/README.md").exists()  # only the top one is
+    assert "x.html\\n  … and 0 more" in shown.getvalue()  # one line, escaped
+    assert (workspace / "site/run.js").stat().st_mode & 0o7777 == 0o755  # set-id dropped
+    assert out["applied"] is True
+
+
+def test_a_change_in_the_target_while_the_tree_is_built_stops_the_swap(
+    make_toolbox: Any, tmp_path: Path
+) -> None:
+    import threading
+
+    ws = tmp_path / "big"
+    _big_project(ws)
+    stop = threading.Event()
+
+    def committer() -> None:  # a `git commit` in the target while the deploy copies
+        while not stop.is_set():
+            staged = [p for p in ws.iterdir() if p.name.startswith(".site.deploy-")]
+            if staged and (staged[0] / "pages/0/p0.html").exists():
+                (ws / "site/.git/new-object").write_text("commit")
+                return
+            time.sleep(0.0005)
+
+    thread = threading.Thread(target=committer)
+    thread.start()
+    try:
+        tb = make_toolbox({"permissions": {"deploy": "allow"}}, workspace=ws)
+        env = tb.run(
+            "copy_workspace_to_project", {"source": "build", "target": "site", "dry_run": False}
+        )
+    finally:
+        stop.set()
+        thread.join()
+    assert "target changed while the new tree" in err(env, "CONFLICT")
+    assert (ws / "site/.git/new-object").read_text() == "commit"
+    assert (ws / "site/stale/0.js").exists()  # the old tree, untouched
+    assert sorted(p.name for p in ws.iterdir()) == ["build", "site"]
+
+
+def test_a_fifo_is_never_opened_for_copying(tmp_path: Path) -> None:
+    from local_tools.deploy.tree import NotRegular, open_regular
+    from local_tools.security.dirfd import Dir
+
+    os.mkfifo(tmp_path / "pipe.js")
+    folder = Dir(os.open(tmp_path, os.O_RDONLY), str(tmp_path))
+    try:
+        with pytest.raises(NotRegular):
+            open_regular(folder, "pipe.js")  # returns at once: no writer needed
+    finally:
+        folder.close()

@@ -133,6 +133,32 @@ class Jail:
 
         return run_operation("resolve", path, once)
 
+    def open_dir(self, path: str, *, write: bool = False) -> tuple[Dir, Path]:
+        """A descriptor on the existing directory `path`, resolved like any path, and its
+        real path. Operations through it stay in that directory whatever is renamed or
+        swapped for a symlink above it later. The caller closes it."""
+
+        def once() -> tuple[Dir, Path]:
+            with self._resolver.locate(path, follow_final=True) as loc:
+                if write:
+                    self._roots.check_writable(loc.real, path)
+                if not loc.tail:
+                    if loc.dir.fd is None:
+                        return Dir(None, loc.dir.path), loc.real
+                    return Dir(os.dup(loc.dir.fd), loc.dir.path), loc.real
+                loc.require_entry(path)  # NOT_FOUND when missing
+                st = loc.dir.lstat(loc.name)
+                if not stat_mod.S_ISDIR(st.st_mode):
+                    raise InvalidInput(f"Path '{shown(path)}' is not a directory.")
+                return loc.dir.child(loc.name), loc.real
+
+        return run_operation("open", path, once)
+
+    def refuse_roots_inside(self, real: Path, path: str, action: str) -> None:
+        """PermissionDenied when the directory `real` holds another root or a system
+        directory (a recursive delete or a replacement would take it)."""
+        self._roots.refuse_protected_inside(real, path, action)
+
     def display(self, path: StrPath) -> str:
         """Workspace-relative with forward slashes ("." for the root); else absolute."""
         return self._roots.display(path)

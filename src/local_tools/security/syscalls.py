@@ -149,23 +149,24 @@ def renameat2_noreplace(dirfd: int, src: str, dst: str, dst_dirfd: int | None = 
     raise OSError(err, os.strerror(err), dst)
 
 
-def rename_exchange(a: str, b: str) -> bool:
-    """Swap two existing paths in one step (Linux RENAME_EXCHANGE, macOS RENAME_SWAP):
-    no moment exists where either name is missing. False when unsupported here."""
+def rename_exchange(a: str, b: str, dirfd: int | None = None) -> bool:
+    """Swap two existing entries in one step (Linux RENAME_EXCHANGE, macOS RENAME_SWAP):
+    no moment exists where either name is missing. Names are relative to `dirfd` (None:
+    the working directory). False when unsupported here."""
     libc = _libc()
     if libc is None:
         return False
     func = getattr(libc, "renameat2", None)
-    cwd: int = _AT_FDCWD
+    at = _AT_FDCWD if dirfd is None else dirfd
     if func is None:
         func = getattr(libc, "renameatx_np", None)
-        cwd = -2  # macOS AT_FDCWD
+        at = -2 if dirfd is None else dirfd  # macOS AT_FDCWD
     if func is None:
         return False
     res = func(
-        ctypes.c_int(cwd),
+        ctypes.c_int(at),
         ctypes.c_char_p(os.fsencode(a)),
-        ctypes.c_int(cwd),
+        ctypes.c_int(at),
         ctypes.c_char_p(os.fsencode(b)),
         ctypes.c_uint(_RENAME_EXCHANGE),
     )
