@@ -379,3 +379,59 @@ def test_review_through_mcp_elicitation(workspace: Path, doc: Path, mode: str) -
     assert schema["properties"]["decision"]["enum"] == ["pass", "edit", "feedback"]
     assert schema["properties"]["content"]["default"] == DRAFT
     assert forms[2].requested_schema["properties"]["decision"]["enum"] == ["pass", "edit"]
+
+
+# ------------------------------------------------------------------ rules, races, lost text
+
+
+@pytest.mark.parametrize("tool", ["review_and_edit_file", "review_with_feedback_file"])
+def test_a_file_denied_for_reading_is_not_shown(make_toolbox: Any, doc: Path, tool: str) -> None:
+    shown = io.StringIO()
+    config = {"permissions": {"read:file": {"plan.md": "deny"}}}
+    tb = make_toolbox(config, asker=TerminalAsker(io.StringIO("p\n"), shown))
+    err(tb.run(tool, {"path": "plan.md"}), "PERMISSION_DENIED")
+    assert shown.getvalue() == ""  # the person was not shown it, the model gets nothing
+
+
+def test_a_symlink_repointed_during_the_review_gets_no_edit(
+    make_toolbox: Any, workspace: Path, tmp_path: Path, editor_env: pytest.MonkeyPatch
+) -> None:
+    (workspace / "locked").mkdir()
+    locked = workspace / "locked/policy.md"
+    locked.write_text(DRAFT)
+    (workspace / "draft.md").write_text(DRAFT)
+    (workspace / "link.md").symlink_to("draft.md")
+    # While the person edits, the link is pointed at a file the model may not write.
+    script = f"ln -sfn locked/policy.md '{workspace / 'link.md'}'\nsed -i 's/draft/edit/' \"$1\"\n"
+    editor_env.setenv("EDITOR", _editor(tmp_path, script))
+    config = {"permissions": {"write:file": {"locked/*": "deny"}}}
+    tb = make_toolbox(config, asker=TerminalAsker(io.StringIO("e\n"), io.StringIO()))
+    env = tb.run("review_and_edit_file", {"path": "link.md"})
+    assert "no longer the file the person reviewed" in err(env, "CONFLICT")
+    assert env["error"]["details"]["edited_content"] == "# Plan\n\nThis is the edit.\n"
+    assert locked.read_text() == DRAFT and (workspace / "draft.md").read_text() == DRAFT
+
+
+def test_a_file_replaced_during_the_review_with_the_same_text_gets_no_edit(
+    make_toolbox: Any, doc: Path, tmp_path: Path, editor_env: pytest.MonkeyPatch
+) -> None:
+    # Same text, another file (a new inode) at the path: not the file reviewed.
+    script = f"cp '{doc}' '{doc}.new' && mv '{doc}.new' '{doc}'\nsed -i 's/draft/edit/' \"$1\"\n"
+    editor_env.setenv("EDITOR", _editor(tmp_path, script))
+    tb, _ = _terminal(make_toolbox, "e\n")
+    env = tb.run("review_and_edit_file", {"path": "plan.md"})
+    err(env, "CONFLICT")
+    assert env["error"]["details"]["edited_content"] == "# Plan\n\nThis is the edit.\n"
+    assert doc.read_text() == DRAFT
+
+
+def test_a_file_moved_away_during_the_review_keeps_the_edit_in_the_error(
+    make_toolbox: Any, doc: Path, tmp_path: Path, editor_env: pytest.MonkeyPatch
+) -> None:
+    script = f"mv '{doc}' '{doc}.old'\nsed -i 's/draft/edit/' \"$1\"\n"
+    editor_env.setenv("EDITOR", _editor(tmp_path, script))
+    tb, _ = _terminal(make_toolbox, "e\n")
+    env = tb.run("review_and_edit_file", {"path": "plan.md"})
+    assert "details.edited_content" in err(env, "NOT_FOUND")
+    assert env["error"]["details"]["edited_content"] == "# Plan\n\nThis is the edit.\n"
+    assert not doc.exists()

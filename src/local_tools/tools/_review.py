@@ -1,8 +1,10 @@
 """What the four review tools share: put a draft to the person and read their verdict.
 
-A file review reads the file as it is now, shows it, and on "edit" writes the person's
-text back through the jail only if the file did not change meanwhile (CONFLICT
-otherwise, with their text kept in the error so nothing they wrote is lost). Nobody
+A file review needs read:file on the file (besides the tools' declared write:file),
+reads it as it is now, shows it, and on "edit" writes the person's text back through
+the jail only if the path still leads to the same file and its text did not change
+meanwhile (CONFLICT otherwise). Every error after the person answered keeps their
+text in details.edited_content, so nothing they wrote is lost. Nobody
 to ask, a dismissal and a timeout all end the call CANCELLED, naming why: a review
 never passes silently.
 """
@@ -16,11 +18,11 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import Cancelled, Conflict, InvalidInput
+from local_tools.core.errors import Cancelled, Conflict, InvalidInput, ToolError
 from local_tools.core.tool import Args, Output
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.freshness import file_lock, note_read
-from local_tools.editing.textfile import encode_text, read_text_file
+from local_tools.editing.textfile import TextFile, encode_text, read_text_file
 from local_tools.interact.base import (
     MAX_REVIEW_CHARS,
     NoPersonAvailable,
@@ -28,6 +30,7 @@ from local_tools.interact.base import (
     ReviewAnswer,
     ReviewRequest,
 )
+from local_tools.tools._common import file_subjects, shown_path
 
 __all__ = [
     "MAX_REVIEW_CHARS",
@@ -92,16 +95,30 @@ _NEXT = {
 
 
 async def review_file(ctx: ToolContext, args: FileReviewArgs, *, feedback: bool) -> dict[str, Any]:
+    # The person is shown the file and the model gets it back edited: a read, as
+    # read_file's, besides the write the tool declares.
+    subjects = file_subjects(ctx, args.path)
+    await ctx.authorize("read:file", subjects, summary=f"review {shown_path(ctx, args.path)}")
     tf = await asyncio.to_thread(read_text_file, ctx.jail, args.path)
     shown = ctx.jail.display(tf.real)
     _check_size(tf.text, shown)
-    note_read(ctx, tf.real, os.stat(tf.real))  # what the person is shown is what we saw
+    st = os.stat(tf.real)
+    note_read(ctx, tf.real, st)  # what the person is shown is what we saw
+    identity = (st.st_dev, tf.version[0])  # the inode read, on its device
     request = _request(ctx, shown, tf.text, args.prompt, feedback, path=shown)
     answer = await _ask(ctx, request)
     out = _output(request, answer)
     out["path"] = shown
     if answer.decision == "edit" and answer.content is not None:
-        await asyncio.to_thread(_write_edit, ctx, args.path, tf.text, answer.content, shown)
+        edited = answer.content
+        try:
+            await asyncio.to_thread(_write_edit, ctx, args.path, tf, identity, edited, shown)
+        except ToolError as exc:
+            _keeping(exc, shown, edited)
+            raise
+        except OSError as exc:  # the disk, not the tool: still keep their text
+            failed = ToolError(f"{shown} could not be written ({exc}).")
+            raise _keeping(failed, shown, edited) from exc
     return out
 
 
@@ -190,12 +207,40 @@ def _output(request: ReviewRequest, answer: ReviewAnswer) -> dict[str, Any]:
     return out
 
 
-def _write_edit(ctx: ToolContext, path: str, before: str, after: str, shown: str) -> None:
-    """Write the person's text, unless the file changed while it was under review."""
-    with file_lock(ctx.jail.resolve(path, write=True)):
-        now = read_text_file(ctx.jail, path)
+def _keeping(exc: ToolError, shown: str, edited: str) -> ToolError:
+    """`exc` with the person's edited text in its details (said once in its message)."""
+    if "edited_content" not in exc.details:
+        exc.message = (
+            f"{exc.message} The person's edit of {shown} was not written; their edited "
+            "text is in details.edited_content: do not lose it."
+        )
+        exc.args = (exc.message,)
+    exc.details = {"path": shown, **exc.details, "edited_content": edited}
+    return exc
+
+
+def _write_edit(
+    ctx: ToolContext,
+    path: str,
+    read: TextFile,
+    identity: tuple[int, int],
+    after: str,
+    shown: str,
+) -> None:
+    """Write the person's text to the file they were shown, unless the path now leads
+    elsewhere (a symlink repointed, the file replaced) or the text changed meanwhile."""
+    with file_lock(read.real):
+        real = ctx.jail.resolve(path, write=True)
+        now = read_text_file(ctx.jail, path) if real == read.real else None
+        if now is None or now.real != read.real or _identity(now) != identity:
+            raise Conflict(
+                f"{shown} is no longer the file the person reviewed (the path was replaced "
+                "or now leads elsewhere), so their edit was not written. Their edited text "
+                "is in details.edited_content: check the path, or ask them to review again.",
+                details={"path": shown, "edited_content": after},
+            )
         # The text decides, not the mtime: a save of the same text loses nothing.
-        if now.text != before:
+        if now.text != read.text:
             raise Conflict(
                 f"{shown} changed on disk while it was under review, so the person's edit "
                 "was not written over it. Their edited text is in details.edited_content: "
@@ -204,3 +249,7 @@ def _write_edit(ctx: ToolContext, path: str, before: str, after: str, shown: str
             )
         ctx.jail.write_atomic(str(now.real), encode_text(now, after))
         note_read(ctx, now.real, os.stat(now.real))
+
+
+def _identity(tf: TextFile) -> tuple[int, int]:
+    return (os.stat(tf.real).st_dev, tf.version[0])
