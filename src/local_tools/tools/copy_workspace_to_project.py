@@ -296,6 +296,11 @@ def _guarded(func: Callable[..., T], *args: Any) -> T:
     except PermissionError as exc:
         raise PermissionDenied(f"Not permitted: {exc.strerror}; nothing was changed.") from None
     except OSError as exc:
+        if exc.errno == errno.EBADF:  # a folder we may enter but not list (mode --x)
+            raise PermissionDenied(
+                "A folder in the source or the target cannot be listed by this user; "
+                "nothing was changed."
+            ) from None
         if exc.errno == errno.ENAMETOOLONG:
             raise InvalidInput(f"A name is too long here: {exc}.") from None
         if exc.errno == errno.ELOOP:
