@@ -377,6 +377,9 @@ def test_review_through_mcp_elicitation(workspace: Path, doc: Path, mode: str) -
     assert "This is the draft." in first.message
     schema = first.requested_schema
     assert schema["properties"]["decision"]["enum"] == ["pass", "edit", "feedback"]
+    # No default decision: a person who only hits Accept has not passed the review.
+    assert "default" not in schema["properties"]["decision"]
+    assert schema["required"] == ["decision"]
     assert schema["properties"]["content"]["default"] == DRAFT
     assert forms[2].requested_schema["properties"]["decision"]["enum"] == ["pass", "edit"]
 

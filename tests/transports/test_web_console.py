@@ -30,6 +30,7 @@ from envelopes import ok
 from local_tools import Toolbox
 from local_tools.interact import console_state
 from local_tools.interact import pending as pending_queue
+from local_tools.interact.base import MAX_REVIEW_CHARS
 from local_tools.transports import web_console
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
@@ -676,3 +677,60 @@ def test_review_answers_are_validated_and_a_review_completes_through_the_route(
     assert (workspace / "prd.md").read_text() == "# PRD v2\n"
     tools = [c["tool"] for c in console.state()["calls"]]
     assert tools[:2] == ["review_and_edit_file", "answer"]  # the answer is audited
+
+
+def _post_raw(console: Console, body: str) -> httpx.Response:
+    with console.client() as c:
+        headers = {"content-type": "application/json"}
+        return c.post("/console/api/answer", content=body.encode("ascii"), headers=headers)
+
+
+def test_a_review_edit_of_the_largest_size_in_the_worst_json_encoding_is_accepted(
+    console: Console, workspace: Path
+) -> None:
+    # Characters beyond the BMP, each escaped as two \uXXXX (12 bytes) by the JSON encoder.
+    (workspace / "big.md").write_text("😀" * (MAX_REVIEW_CHARS - 1) + "\n")
+    result: dict[str, Any] = {}
+    call = threading.Thread(
+        target=lambda: result.update(
+            console.tb.run("review_and_edit_file", {"path": "big.md"}, transport="mcp")
+        )
+    )
+    call.start()
+    (request,) = _wait_pending(console)
+    edited = "😀" * (MAX_REVIEW_CHARS - 1) + "!"
+    body = json.dumps({"id": request["id"], "answer": {"decision": "edit", "content": edited}})
+    assert len(body) > 12 * (MAX_REVIEW_CHARS - 1)
+    response = _post_raw(console, body)
+    assert response.status_code == 200, response.text[:200]
+    call.join(30)
+    assert ok(result)["decision"] == "edit"
+    assert (workspace / "big.md").read_text() == edited
+
+
+def test_a_review_answer_with_a_lone_surrogate_is_refused(
+    console: Console, workspace: Path
+) -> None:
+    (workspace / "prd.md").write_text("# PRD\n")
+    result: dict[str, Any] = {}
+    call = threading.Thread(
+        target=lambda: result.update(
+            console.tb.run("review_with_feedback_file", {"path": "prd.md"}, transport="mcp")
+        )
+    )
+    call.start()
+    (request,) = _wait_pending(console)
+    rid = json.dumps(request["id"])
+    for answer in (
+        '{"decision": "edit", "content": "# PRD \\ud83d cut\\n"}',  # half an emoji
+        '{"decision": "feedback", "feedback": "more \\udc00"}',
+    ):
+        response = _post_raw(console, f'{{"id": {rid}, "answer": {answer}}}')
+        assert response.status_code == 400, answer
+        assert "not valid Unicode" in response.json()["error"]
+    assert call.is_alive()  # still waiting for a real answer
+    response = console.answer(request["id"], {"decision": "edit", "content": "# PRD 😀\n"})
+    assert response.status_code == 200
+    call.join(10)
+    assert ok(result)["decision"] == "edit"
+    assert (workspace / "prd.md").read_text() == "# PRD 😀\n"

@@ -155,7 +155,7 @@ def review_form(request: ReviewRequest) -> tuple[str, dict[str, Any]]:
             "title": "Your review",
             "enum": decisions,
             "enumNames": [titles[d] for d in decisions],
-            "default": "pass",
+            # No default: a person who only submits the form must not pass the review.
         },
         _EDITED: {
             "type": "string",

@@ -62,8 +62,10 @@ _STATIC_TYPES = {
 POLL_INTERVAL = 0.3  # seconds between reads of the SQLite files while a page is open
 PING_INTERVAL = 15.0  # an SSE comment keeps proxies and the browser from timing out
 BEAT_INTERVAL = 2.0  # the pending queue counts a console live for 10 s after a beat
-# An answer is small, except a reviewed draft sent back edited (JSON may double it).
-MAX_BODY = 3 * MAX_REVIEW_CHARS + 64 * 1024
+# An answer is small, except a reviewed draft sent back edited: MAX_REVIEW_CHARS
+# characters in the worst JSON encoding (one beyond the BMP escaped as two \uXXXX,
+# 12 bytes), plus slack for the rest of the body.
+MAX_BODY = 12 * MAX_REVIEW_CHARS + 64 * 1024
 MAX_ANSWER_TEXT = 10_000
 
 DECISIONS = frozenset({"once", "always", "pattern", "deny"})
@@ -244,6 +246,7 @@ def _review_answer(item: PendingItem, answer: dict[str, Any]) -> dict[str, Any]:
             raise _BadAnswer('an edit is {"decision": "edit", "content": str}')
         if len(content) > MAX_REVIEW_CHARS:
             raise _BadAnswer(f"the edited text is longer than {MAX_REVIEW_CHARS} characters")
+        _need_unicode(content, "the edited text")
         if content == item.payload.get("content"):
             raise _BadAnswer("the text is unchanged: pass it instead")
         return {"decision": "edit", "content": content}
@@ -252,7 +255,19 @@ def _review_answer(item: PendingItem, answer: dict[str, Any]) -> dict[str, Any]:
         raise _BadAnswer('feedback is {"decision": "feedback", "feedback": non-empty str}')
     if len(words) > MAX_ANSWER_TEXT:
         raise _BadAnswer(f"the feedback is longer than {MAX_ANSWER_TEXT} characters")
+    _need_unicode(words, "the feedback")
     return {"decision": "feedback", "feedback": words.strip()}
+
+
+def _need_unicode(text: str, what: str) -> None:
+    """JSON can carry a lone surrogate (half a character): no file or reply can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _BadAnswer(
+            f"{what} is not valid Unicode (a lone surrogate at character {exc.start}): "
+            "it cannot be written; fix the text and send it again"
+        ) from None
 
 
 # --------------------------------------------------------------------------- routes
