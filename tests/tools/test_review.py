@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,62 @@ def test_the_cli_on_a_real_terminal_opens_the_editor(doc: Path, tmp_path: Path) 
     out = ok(json.loads(stdout))
     assert out["decision"] == "edit"  # the editor had the terminal (`[ -t 0 ]`)
     assert doc.read_text() == "# Plan\n\nThis is the reviewed draft.\n"
+
+
+def test_a_review_timing_out_at_the_terminal_lets_go_of_it(make_toolbox: Any, doc: Path) -> None:
+    # A real pipe for the keyboard: the dialog must stop reading it at the deadline.
+    read_end, write_end = os.pipe()
+    shown = io.StringIO()
+    with os.fdopen(read_end, "r", encoding="utf-8") as stdin:
+        try:
+            tb = make_toolbox({"review": {"timeout": 1}}, asker=TerminalAsker(stdin, shown))
+            started = time.monotonic()
+            message = err(tb.run("review_and_edit_file", {"path": "plan.md"}), "CANCELLED")
+            assert "within 1 s" in message
+            assert time.monotonic() - started < 3  # on time, not the runner's margin later
+            assert "The review timed out" in shown.getvalue()
+            # The next prompt gets the terminal, and what the person types for it.
+            result: dict[str, Any] = {}
+            args = {"question": "Which day?", "options": ["Monday", "Friday"]}
+            call = threading.Thread(target=lambda: result.update(tb.run("question", args)))
+            call.start()
+            deadline = time.monotonic() + 10
+            while "Which day?" not in shown.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            os.write(write_end, b"2\n")
+            call.join(10)
+            assert not call.is_alive(), "the timed-out review still holds the terminal"
+            assert ok(result)["choices"] == ["Friday"]
+        finally:
+            os.close(write_end)  # EOF: any reader still waiting ends
+    assert doc.read_text() == DRAFT
+
+
+def test_answers_typed_ahead_on_a_pipe_are_all_read(make_toolbox: Any, doc: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"f\nShorter, please.\n\n")  # all at once, before the dialog
+    with os.fdopen(read_end, "r", encoding="utf-8") as stdin:
+        try:
+            tb = make_toolbox(
+                {"review": {"timeout": 20}}, asker=TerminalAsker(stdin, io.StringIO())
+            )
+            started = time.monotonic()
+            out = ok(tb.run("review_with_feedback_file", {"path": "plan.md"}))
+            assert out["feedback"] == "Shorter, please." and time.monotonic() - started < 5
+        finally:
+            os.close(write_end)
+
+
+def test_a_file_with_a_very_long_extension_can_be_edited(
+    make_toolbox: Any, workspace: Path, tmp_path: Path, editor_env: pytest.MonkeyPatch
+) -> None:
+    name = "notes." + "x" * 240
+    (workspace / name).write_text(DRAFT)
+    script = 'case "$1" in *.txt) sed -i "s/draft/edit/" "$1";; *) exit 9;; esac\n'
+    editor_env.setenv("EDITOR", _editor(tmp_path, script))
+    tb, _ = _terminal(make_toolbox, "e\n")
+    assert ok(tb.run("review_and_edit_file", {"path": name}))["decision"] == "edit"
+    assert (workspace / name).read_text() == "# Plan\n\nThis is the edit.\n"
 
 
 # ------------------------------------------------------------------ the console's queue

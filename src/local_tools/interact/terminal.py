@@ -3,13 +3,22 @@
 The prompt goes to stderr so stdout stays clean for the JSON a CLI call prints.
 The blocking read runs in a thread so the event loop keeps serving other work.
 Anything but a clear yes — EOF, an empty line, a typo — is a deny.
+
+Lines are read from the terminal's file descriptor a byte at a time (`read_line`), so
+nothing typed ahead sits in a buffer where a read with a deadline cannot see it; a
+review's dialog waits no longer than the review's timeout and then lets go of the
+terminal, so the next prompt gets what the person types next.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
+import os
+import select
 import sys
 import threading
+import time
 import unicodedata
 from typing import TextIO
 
@@ -28,6 +37,7 @@ __all__ = [
     "TerminalAsker",
     "parse_answer",
     "parse_reply",
+    "read_line",
     "render_question",
     "render_request",
     "safe_block",
@@ -72,13 +82,21 @@ class TerminalAsker:
         return await asyncio.to_thread(self._question_blocking, request)
 
     async def review(self, request: ReviewRequest) -> ReviewAnswer:
-        return await asyncio.to_thread(self._review_blocking, request)
+        # The deadline counts from the call: the dialog (and the wait for the terminal)
+        # ends by itself then, so its thread never outlives the review.
+        deadline = time.monotonic() + request.timeout
+        return await asyncio.to_thread(self._review_blocking, request, deadline)
 
-    def _review_blocking(self, request: ReviewRequest) -> ReviewAnswer:
+    def _review_blocking(self, request: ReviewRequest, deadline: float) -> ReviewAnswer:
         from local_tools.interact.terminal_review import review_dialog  # only when reviewing
 
-        with self._lock:
-            return review_dialog(self._input or sys.stdin, self._output or sys.stderr, request)
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise TimeoutError("the terminal was busy with another question until the deadline")
+        try:
+            stdin, stderr = self._input or sys.stdin, self._output or sys.stderr
+            return review_dialog(stdin, stderr, request, deadline=deadline)
+        finally:
+            self._lock.release()
 
     def _question_blocking(self, request: QuestionRequest) -> QuestionAnswer:
         line = self._exchange(render_question(request))
@@ -92,7 +110,7 @@ class TerminalAsker:
             try:
                 stderr.write(prompt)
                 stderr.flush()
-                line = stdin.readline()
+                line = read_line(stdin)
             except (OSError, ValueError):
                 line = ""
             if not line.endswith("\n"):
@@ -107,7 +125,7 @@ class TerminalAsker:
             try:
                 stderr.write(render_request(request))
                 stderr.flush()
-                line = stdin.readline()
+                line = read_line(stdin)
             except (OSError, ValueError):  # closed stream or terminal gone: no answer
                 line = ""
             answer = parse_answer(line)
@@ -118,6 +136,52 @@ class TerminalAsker:
             stderr.write(f"  -> {answer}\n")
             stderr.flush()
         return answer
+
+
+def read_line(stdin: TextIO, deadline: float | None = None) -> str:
+    """One line from `stdin` ("" at EOF), waiting until `deadline` (time.monotonic())
+    at most: TimeoutError then.
+
+    A stream with a file descriptor (a terminal, a pipe) is read a byte at a time
+    straight from it, so no line typed ahead is left in a buffer that `select` cannot
+    see; other streams (StringIO) are read with readline, which does not block.
+    """
+    fd = _fileno(stdin)
+    if fd is None:
+        return stdin.readline()
+    decoder = codecs.getincrementaldecoder(getattr(stdin, "encoding", None) or "utf-8")(
+        errors="replace"
+    )
+    parts: list[str] = []
+    while True:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not _readable(fd, remaining):
+                raise TimeoutError("nobody answered at the terminal in time")
+        byte = os.read(fd, 1)
+        parts.append(decoder.decode(byte, final=not byte))
+        if not byte or byte == b"\n":
+            return "".join(parts)
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether `fd` has input (or EOF) within `timeout` s; poll has no FD_SETSIZE limit."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(max(1, int(timeout * 1000 + 0.999))))
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def _fileno(stream: TextIO) -> int | None:
+    """The stream's descriptor when `select` works on it (not on Windows consoles)."""
+    if os.name == "nt":
+        return None
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # StringIO, a closed or fake stream
+        return None
+    return fd if isinstance(fd, int) and fd >= 0 else None
 
 
 def parse_answer(line: str) -> Answer:

@@ -5,7 +5,9 @@ person's editor opens it on the terminal, and what they save is the answer. Whic
 editor: $VISUAL, then $EDITOR, run through the shell so `code --wait` or
 `emacsclient -t` work. With neither set, edit is not offered a vi nobody chose: the
 dialog says how to set one and asks again. An editor that fails or saves nothing new
-sends the person back to the choice; an empty line or EOF dismisses the review.
+sends the person back to the choice; an empty line or EOF dismisses the review. The
+dialog reads no longer than the review's deadline: then it says so and ends (a
+TimeoutError), letting go of the terminal.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from local_tools.interact.base import (
     ReviewRequest,
     checked_review,
 )
-from local_tools.interact.terminal import safe_block, safe_text
+from local_tools.interact.terminal import read_line, safe_block, safe_text
 
-__all__ = ["EditorFailed", "editor_command", "review_dialog", "run_editor"]
+__all__ = ["EditorFailed", "editor_command", "editor_suffix", "review_dialog", "run_editor"]
 
 PREVIEW_LINES = 60  # the rest is a keystroke away, in the editor
+MAX_SUFFIX = 16  # a longer extension is not kept on the temp copy (NAME_MAX is 255)
 
 
 class EditorFailed(Exception):
@@ -45,39 +48,70 @@ def editor_command() -> str | None:
 
 def run_editor(editor: str, text: str, suffix: str = ".md") -> str:
     """Open `text` in `editor` on a private temp copy and return what was saved."""
-    with tempfile.TemporaryDirectory(prefix="local-tools-review-") as folder:
-        path = Path(folder) / f"review{suffix}"
-        path.write_bytes(text.encode("utf-8"))  # bytes: line endings stay as they are
-        if os.name == "nt":
-            argv = [*shlex.split(editor, posix=False), str(path)]
-        else:  # as git does: the shell splits and expands the editor's own arguments
-            argv = ["/bin/sh", "-c", f'{editor} "$@"', editor, str(path)]
-        try:
-            status = subprocess.run(argv, check=False).returncode
-        except OSError as exc:
-            raise EditorFailed(f"could not start the editor {editor!r}: {exc}") from None
-        if status != 0:
-            raise EditorFailed(
-                f"the editor {editor!r} exited with status {status}: the edit was discarded"
-            )
-        try:
-            edited = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise EditorFailed(f"the edited text could not be read back: {exc}") from None
+    try:
+        with tempfile.TemporaryDirectory(prefix="local-tools-review-") as folder:
+            return _edit_copy(editor, text, Path(folder) / f"review{suffix}")
+    except OSError as exc:  # no room for the temp copy, a name the system refuses
+        raise EditorFailed(f"could not prepare the text for the editor: {exc}") from None
+
+
+def _edit_copy(editor: str, text: str, path: Path) -> str:
+    path.write_bytes(text.encode("utf-8"))  # bytes: line endings stay as they are
+    if os.name == "nt":
+        argv = [*shlex.split(editor, posix=False), str(path)]
+    else:  # as git does: the shell splits and expands the editor's own arguments
+        argv = ["/bin/sh", "-c", f'{editor} "$@"', editor, str(path)]
+    try:
+        status = subprocess.run(argv, check=False).returncode
+    except OSError as exc:
+        raise EditorFailed(f"could not start the editor {editor!r}: {exc}") from None
+    if status != 0:
+        raise EditorFailed(
+            f"the editor {editor!r} exited with status {status}: the edit was discarded"
+        )
+    try:
+        edited = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EditorFailed(f"the edited text could not be read back: {exc}") from None
     if not text.endswith("\n") and edited == text + "\n":
         return text  # most editors add a final newline: that is not an edit
     return edited
 
 
-def review_dialog(stdin: TextIO, stderr: TextIO, request: ReviewRequest) -> ReviewAnswer:
-    """Run the dialog on a terminal (the caller holds the terminal's lock)."""
-    suffix = PurePosixPath(request.path).suffix if request.path else ".md"
+def editor_suffix(path: str | None) -> str:
+    """The temp copy's extension, for the editor's syntax mode: the file's own when it
+    is short and printable, else ".txt" (".md" for a draft that is not a file)."""
+    if path is None:
+        return ".md"
+    suffix = PurePosixPath(path).suffix
+    if 1 < len(suffix) <= MAX_SUFFIX and suffix.isprintable():
+        return suffix
+    return ".txt"
+
+
+def review_dialog(
+    stdin: TextIO, stderr: TextIO, request: ReviewRequest, deadline: float | None = None
+) -> ReviewAnswer:
+    """Run the dialog on a terminal (the caller holds the terminal's lock). Reads wait
+    until `deadline` (time.monotonic()) at most: TimeoutError then."""
+    try:
+        return _dialog(stdin, stderr, request, deadline)
+    except TimeoutError:
+        _say(stderr, "\nThe review timed out: nothing was passed or changed.\n")
+        raise
+
+
+def _dialog(
+    stdin: TextIO, stderr: TextIO, request: ReviewRequest, deadline: float | None
+) -> ReviewAnswer:
+    suffix = editor_suffix(request.path)
     _say(stderr, _render(request))
     while True:
         editor = editor_command()
         edit = "[e]dit in " + (shlex.quote(editor) if editor else "your editor ($EDITOR unset)")
         choices = ["[p]ass", edit] + (["[f]eedback"] if request.feedback else [])
-        reply = _read(stdin, stderr, f"Review: {' / '.join(choices)} (empty line to dismiss): ")
+        prompt = f"Review: {' / '.join(choices)} (empty line to dismiss): "
+        reply = _read(stdin, stderr, prompt, deadline)
         choice = reply.strip().lower()
         if not choice:
             raise QuestionCancelled("dismissed at the terminal")
@@ -89,7 +123,7 @@ def review_dialog(stdin: TextIO, stderr: TextIO, request: ReviewRequest) -> Revi
                      "`export EDITOR=nano`) to edit here, or choose another answer.\n")  # fmt: skip
                 continue
             try:
-                edited = run_editor(editor, request.content, suffix or ".txt")
+                edited = run_editor(editor, request.content, suffix)
             except EditorFailed as exc:
                 _say(stderr, f"{exc}.\n")
                 continue
@@ -98,7 +132,8 @@ def review_dialog(stdin: TextIO, stderr: TextIO, request: ReviewRequest) -> Revi
                 continue
             return checked_review(request, "edit", edited)
         if choice in ("f", "feedback") and request.feedback:
-            words = _read_block(stdin, stderr, "Your feedback (end with an empty line):\n")
+            ask = "Your feedback (end with an empty line):\n"
+            words = _read_block(stdin, stderr, ask, deadline)
             if not words.strip():
                 _say(stderr, "No feedback was written.\n")
                 continue
@@ -130,10 +165,12 @@ def _say(stderr: TextIO, text: str) -> None:
         pass
 
 
-def _read(stdin: TextIO, stderr: TextIO, prompt: str) -> str:
+def _read(stdin: TextIO, stderr: TextIO, prompt: str, deadline: float | None) -> str:
     _say(stderr, prompt)
     try:
-        line = stdin.readline()
+        line = read_line(stdin, deadline)
+    except TimeoutError:
+        raise
     except (OSError, ValueError):  # closed stream or terminal gone: no answer
         line = ""
     if not line.endswith("\n"):
@@ -141,12 +178,14 @@ def _read(stdin: TextIO, stderr: TextIO, prompt: str) -> str:
     return line
 
 
-def _read_block(stdin: TextIO, stderr: TextIO, prompt: str) -> str:
+def _read_block(stdin: TextIO, stderr: TextIO, prompt: str, deadline: float | None) -> str:
     _say(stderr, prompt)
     lines: list[str] = []
     while True:
         try:
-            line = stdin.readline()
+            line = read_line(stdin, deadline)
+        except TimeoutError:
+            raise
         except (OSError, ValueError):
             line = ""
         if not line.strip():
