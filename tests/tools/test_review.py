@@ -328,6 +328,26 @@ def test_edited_in_the_console_from_another_process(make_toolbox: Any, doc: Path
     assert out["decision"] == "edit" and doc.read_text() == edited
 
 
+def test_an_edit_sent_with_lf_for_a_crlf_file_keeps_crlf(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    # A browser's textarea (or a form field) turns CRLF into LF before sending it.
+    path = workspace / "win.md"
+    path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    tb = make_toolbox()
+    console = _with_console(tb, {"decision": "edit", "content": "one\n2\nthree\n"})
+    out = ok(tb.run("review_and_edit_file", {"path": "win.md"}))
+    console.communicate(timeout=30)
+    assert out["decision"] == "edit" and out["content"] == "one\r\n2\r\nthree\r\n"
+    assert path.read_bytes() == b"one\r\n2\r\nthree\r\n"
+    assert [line for line in out["diff"].splitlines()[2:] if line[:1] in "+-"] == ["-two", "+2"]
+    # The same text with LF is no edit at all: a pass, the file untouched.
+    console = _with_console(tb, {"decision": "edit", "content": "one\n2\nthree\n"})
+    assert ok(tb.run("review_and_edit_file", {"path": "win.md"}))["decision"] == "pass"
+    console.communicate(timeout=30)
+    assert path.read_bytes() == b"one\r\n2\r\nthree\r\n"
+
+
 def test_feedback_from_the_console_for_a_draft(make_toolbox: Any) -> None:
     tb = make_toolbox()
     console = _with_console(tb, {"decision": "feedback", "feedback": "  Add a budget.  "})

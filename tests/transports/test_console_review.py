@@ -112,3 +112,29 @@ def test_a_deploy_is_approved_in_the_page_with_its_plan_shown(
     assert ok(call.join())["applied"] is True
     assert (workspace / "site/index.html").read_text() == "new"
     assert not (workspace / "site/gone.js").exists()
+
+
+def test_a_crlf_file_is_unchanged_until_edited_and_keeps_crlf(
+    console: Page, tb: Toolbox, workspace: Path
+) -> None:
+    crlf = DRAFT.replace("\n", "\r\n").encode()
+    (workspace / "plan.md").write_bytes(crlf)
+    call = _review(tb, "review_and_edit_file")
+    card = console.locator(".card.review")
+    draft = card.locator("textarea.draft")
+    expect(draft).to_have_value(DRAFT, timeout=TIMEOUT_MS)  # the textarea shows LF
+    # Nothing was edited yet: nothing to save, no changes shown.
+    expect(card.get_by_role("button", name="Save my edit")).to_be_disabled()
+    expect(card.get_by_role("button", name="Pass", exact=True)).to_be_visible()
+    expect(card.locator(".diff")).to_have_count(0)
+
+    draft.fill(DRAFT.replace("Friday", "Monday"))
+    expect(card.locator(".diff .del")).to_have_text("- Ship on Friday.")
+    expect(card.locator(".diff .add")).to_have_count(1)
+    card.get_by_role("button", name="Save my edit").click()
+
+    out = ok(call.join())
+    assert out["decision"] == "edit"
+    assert (workspace / "plan.md").read_bytes() == crlf.replace(b"Friday", b"Monday")
+    changed = [line for line in out["diff"].splitlines()[2:] if line[:1] in "+-"]
+    assert changed == ["-Ship on Friday.", "+Ship on Monday."]  # only the real change

@@ -148,13 +148,17 @@ def checked_review(
     request: ReviewRequest, decision: object, content: object = None, feedback: object = None
 ) -> ReviewAnswer:
     """The answer as the tool may trust it: a decision the request offers; an edit that
-    changes nothing is a pass; feedback needs words."""
+    changes nothing is a pass; feedback needs words. A draft written with CRLF gets its
+    CRLF back when the edit came with bare LF (a text field or editor normalised them),
+    so a file keeps its line endings and only the person's changes count."""
     allowed = ("pass", "edit", "feedback") if request.feedback else ("pass", "edit")
     if decision not in allowed:
         raise QuestionCancelled(f"no valid decision ({decision!r}; expected one of {allowed})")
     if decision == "edit":
         if not isinstance(content, str):
             raise QuestionCancelled("an edit came back without content")
+        if _uses_crlf(request.content) and "\r" not in content:
+            content = content.replace("\n", "\r\n")
         if content == request.content:
             return ReviewAnswer("pass")
         return ReviewAnswer("edit", content=content)
@@ -164,3 +168,9 @@ def checked_review(
             raise QuestionCancelled("feedback was chosen but no feedback was written")
         return ReviewAnswer("feedback", feedback=words)
     return ReviewAnswer("pass")
+
+
+def _uses_crlf(text: str) -> bool:
+    """Whether CRLF is the draft's line ending (most of its line breaks are CRLF)."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf >= text.count("\n") - crlf

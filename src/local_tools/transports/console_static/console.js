@@ -379,15 +379,18 @@
   function reviewCard(item) {
     const p = item.payload || {};
     const original = String(p.content ?? "");
+    // A textarea turns CRLF (and a lone CR) into LF: compare and diff against the draft
+    // as it shows it. The server gives a CRLF draft its CRLF back on save.
+    const shownOriginal = original.replace(/\r\n?/g, "\n");
     const offersFeedback = Boolean(p.feedback);
     const status = statusLine();
     const card = el("article", { class: "card review", "aria-labelledby": `title-${item.id}`, "data-id": item.id });
-    const lines = original.split("\n").length;
+    const lines = shownOriginal.split("\n").length;
     const editor = el("textarea", {
       class: "draft", id: `draft-${item.id}`, spellcheck: "false",
       rows: String(Math.min(24, Math.max(6, lines + 1))), "aria-describedby": `changes-${item.id}`,
     });
-    editor.value = original;
+    editor.value = shownOriginal;
     const changes = el("div", { class: "changes", id: `changes-${item.id}`, "aria-live": "polite" });
     const passBtn = el("button", { type: "button", class: "btn primary" }, "Pass");
     const saveBtn = el("button", { type: "button", class: "btn", disabled: true }, "Save my edit");
@@ -407,7 +410,7 @@
 
     let timer = null;
     const showChanges = () => {
-      const edited = editor.value !== original;
+      const edited = editor.value !== shownOriginal;
       saveBtn.disabled = !edited;
       resetBtn.hidden = !edited;
       passBtn.textContent = edited ? "Pass the original" : "Pass";
@@ -417,7 +420,7 @@
         changes.replaceChildren(el("p", { class: "empty" }, "No changes yet: edit the text above to change it before it is used."));
         return;
       }
-      const rows = lineDiff(original, editor.value).filter((r, n, all) => r[0] !== " " || n === 0 || n === all.length - 1 || all[n - 1][0] !== " " || (all[n + 1] && all[n + 1][0] !== " "));
+      const rows = lineDiff(shownOriginal, editor.value).filter((r, n, all) => r[0] !== " " || n === 0 || n === all.length - 1 || all[n - 1][0] !== " " || (all[n + 1] && all[n + 1][0] !== " "));
       changes.replaceChildren(
         el("p", { class: "changes-title" }, "Your changes"),
         el("pre", { class: "diff" }, rows.map(([mark, line]) => el("span", { class: { "+": "add", "-": "del", " ": "ctx" }[mark] }, `${mark} ${visible(line)}`))),
@@ -428,7 +431,7 @@
       timer = setTimeout(showChanges, 120);
     });
     resetBtn.addEventListener("click", () => {
-      editor.value = original;
+      editor.value = shownOriginal;
       showChanges();
       editor.focus();
     });
