@@ -247,6 +247,12 @@ def test_a_workers_socket_and_fetch_to_a_private_address_never_arrive(
     assert canary.requests == []
 
 
+def test_a_name_that_does_not_resolve_is_a_network_error(box: Toolbox) -> None:
+    for url in ("http://nowhere.invalid/", "https://nowhere.invalid/"):
+        err = box.run("browser_navigate", {"url": url}, asker=Once())["error"]
+        assert err["error_code"] == "NETWORK_ERROR" and "DNS lookup failed" in err["message"]
+
+
 # --------------------------------------------------------------------------- DNS rebinding
 
 

@@ -16,9 +16,10 @@ websockets, workers and preconnects all meet the same guard.
   parsing message framing, and a reused client connection can never carry a request
   for another host to the first host's server.
 
-A refused connection: CONNECT gets 403 (Chromium: ERR_TUNNEL_CONNECTION_FAILED), plain
-http a closed connection (ERR_EMPTY_RESPONSE, not a page that could pass as the site's);
-``on_refused(target, method, reason)`` is told either way. The proxy listens on
+A connection refused by the guard or that fails (DNS): CONNECT gets 403 (Chromium:
+ERR_TUNNEL_CONNECTION_FAILED), plain http a closed connection (ERR_EMPTY_RESPONSE, not a
+page that could pass as the site's); ``on_failed(target, method, reason, refused)`` is
+told either way. The proxy listens on
 127.0.0.1 only and checks exactly as the tools do, so it gives other local programs no
 reach they lack.
 """
@@ -30,7 +31,7 @@ import contextlib
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from local_tools.core.errors import ToolError
+from local_tools.core.errors import PermissionDenied, ToolError
 from local_tools.security import net
 
 __all__ = ["GuardProxy"]
@@ -43,15 +44,15 @@ _HOP_HEADERS = frozenset(
 _CONNECT_TIMEOUT = 15.0
 _DNS_TIMEOUT = 10.0
 
-OnRefused = Callable[[str, str, str], None]  # (target, method, reason)
+OnFailed = Callable[[str, str, str, bool], None]  # (target, method, reason, refused)
 
 
 class GuardProxy:
     """An HTTP proxy on 127.0.0.1 whose every upstream connection passes `guard`."""
 
-    def __init__(self, guard: net.Guard, on_refused: OnRefused) -> None:
+    def __init__(self, guard: net.Guard, on_failed: OnFailed) -> None:
         self.guard = guard
-        self.on_refused = on_refused
+        self.on_failed = on_failed
         self.port = 0
         self._server: asyncio.Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
@@ -97,6 +98,8 @@ class GuardProxy:
                 await self._forward(method, target, rest, reader, writer, upstream)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass  # either side went away: nothing to report to anyone
+        except asyncio.CancelledError:
+            pass  # the proxy is stopping: this connection simply ends
         finally:
             self._handlers.discard(task)  # type: ignore[arg-type]
             for w in (*upstream, writer):
@@ -109,8 +112,8 @@ class GuardProxy:
         or None (refused or unreachable)."""
         try:
             addresses = await self.guard.addresses(host, port, timeout=_DNS_TIMEOUT)
-        except ToolError as exc:
-            self.on_refused(target, method, exc.message)
+        except ToolError as exc:  # refused, or DNS failed or timed out
+            self.on_failed(target, method, exc.message, isinstance(exc, PermissionDenied))
             return None
         for address in addresses:
             with contextlib.suppress(OSError, TimeoutError):

@@ -8,14 +8,38 @@ result, under the call's deadline. The browser starts on the first call (lazy), 
 with ``close()`` (the toolbox's resources are closed with it) and, failing that, at
 interpreter exit; Playwright's driver ends Chromium when its pipe closes.
 
-The network rule: every request the page makes (the page itself, subresources,
-fetch/XHR, websockets) is routed through ``net.Guard``: a host resolving to a private
-address that ``[network] allow_private`` does not name is aborted and listed among the
-failed requests. Only http(s), ws(s), data:, blob: and about: URLs load. The
-``network:outbound`` permission is asked by the tool, for the host a navigation names;
-subresources and the pages a click leads to pass the address guard only. Chromium
-resolves names again itself, so a name that changes its answer between the check and
-the load (DNS rebinding) is not caught here as it is by the web tools.
+The network rule, in three layers:
+
+- Every connection goes through ``proxy.GuardProxy``, a loopback proxy on this loop that
+  Chromium must use for everything, loopback included. It resolves each host with
+  ``net.Guard`` (the web tools' check and resolver) and connects to the address it
+  checked, so Chromium never resolves a page's names itself: DNS rebinding, redirect
+  hops, websockets, workers and preconnects all meet the guard at connect time. WebRTC
+  may use TCP through it only (no UDP around it).
+- Every request Playwright routes (the page's requests, not redirect hops) is checked
+  first by ``_route``: only http(s), ws(s), data:, blob: and about: URLs load, and a
+  private address ``[network] allow_private`` does not name is aborted with the guard's
+  reason (listed among the failed requests; a navigation to it is PermissionDenied).
+- ``network:outbound``: browser_navigate's host is authorized by the runner like
+  web_fetch's (and may ask). The top-level navigations a page makes itself (a link, a
+  form, a script, a popup, a redirect) are decided by the same policy without asking
+  (``Gate``, from the newest call: nobody can be asked from inside a page load): allowed
+  when the rules allow the host or browser_navigate was allowed to go there in this
+  browser for this user; denied: stopped; ask: stopped, and the result's notes tell the
+  model to call browser_navigate with that URL (which asks). Frames and subresources
+  pass the address guard only.
+
+Known limits: Playwright does not let a redirect hop be held (it continues them itself),
+so a hop to a host the rules do not allow is seen as it is sent: its address was checked
+by the proxy, but the request reaches that host; the page is then taken to about:blank
+and the call says why. Chromium's own background requests (update checks) go through
+the proxy's address guard but not the rules. A configured ``[network] proxy``
+is not used by the browser.
+
+Downloads land in the workspace's ``[browser] downloads`` folder only (``downloads``:
+staged in a private directory, cancelled past ``max_download_mb``, written through the
+jail under a safe, never-overwriting name); the call that started one reports it in its
+notes when it ends within the call, browser_get_state lists them all.
 """
 
 from __future__ import annotations
@@ -39,6 +63,7 @@ from local_tools.browser.proxy import GuardProxy
 from local_tools.core.errors import (
     ExecutionError,
     InvalidInput,
+    NetworkError,
     NotFound,
     PermissionDenied,
     ToolError,
@@ -147,6 +172,7 @@ class BrowserSession:
         # Why a navigation or connection was refused during the current call, if one was.
         self.refusal: str | None = None
         self.navigation_refusal: str | None = None
+        self.network_error: str | None = None  # the proxy's, e.g. DNS, in the current call
         self.version = ""
         self._approved: set[tuple[str, str]] = set()  # (user, host) browser_navigate went to
         self._tasks: set[asyncio.Future[Any]] = set()  # downloads saving, pages being left
@@ -201,7 +227,7 @@ class BrowserSession:
         async with self._call_lock:  # one call at a time drives the page
             if gate is not None:
                 self.gate = gate
-            self.refusal = self.navigation_refusal = None
+            self.refusal = self.navigation_refusal = self.network_error = None
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
             try:
@@ -235,6 +261,8 @@ class BrowserSession:
         if "ERR_BLOCKED_BY_CLIENT" in message or ("ERR_" in message and self.refusal):
             refused = self.refusal or "refused by the network guard"
             return PermissionDenied(f"The page was not loaded: {refused}")
+        if "ERR_" in message and self.network_error:
+            return NetworkError(f"The browser could not load the page: {self.network_error}")
         if "ERR_" in message:
             return ExecutionError(f"The browser could not load the page: {message}")
         return InvalidInput(f"The browser refused: {message}")
@@ -278,7 +306,7 @@ class BrowserSession:
         from playwright.async_api import async_playwright
 
         self._playwright = await async_playwright().start()
-        self._proxy = GuardProxy(self.guard, self._proxy_refused)
+        self._proxy = GuardProxy(self.guard, self._proxy_failed)
         port = await self._proxy.start()
         try:
             self._browser = await self._playwright.chromium.launch(
@@ -393,10 +421,14 @@ class BrowserSession:
         self.failed.append(FailedRequest(url, method, reason))
         self.refusal = reason
 
-    def _proxy_refused(self, target: str, method: str, reason: str) -> None:
+    def _proxy_failed(self, target: str, method: str, reason: str, refused: bool) -> None:
         # The route handler refuses first and says so; the proxy's refusals are the
         # requests it never saw: redirect hops, rebinding names, workers' sockets.
-        if not any(f.reason == reason for f in list(self.failed)[-3:]):
+        if not refused:
+            # A name that does not resolve: Chromium lists the failed request itself
+            # (and its own background requests, update checks, are not the page's).
+            self.network_error = reason
+        elif not any(f.reason == reason for f in list(self.failed)[-3:]):
             self._refused(target, method, reason)
 
     def _navigation_refusal(self, url: str) -> str | None:
@@ -477,8 +509,13 @@ class BrowserSession:
         try:
             port = parts.port or (443 if scheme in ("https", "wss") else 80)
             await self.guard.addresses(host, port, timeout=10)
-        except ToolError as exc:
+        except PermissionDenied as exc:
             return exc.message
+        except ToolError as exc:
+            # DNS failed or timed out: not a refusal. The proxy's own lookup fails too and
+            # Chromium reports the request; the reason is kept for the call's error.
+            self.network_error = exc.message
+            return None
         except ValueError as exc:
             return f"not a valid URL ({exc})"
         return None
