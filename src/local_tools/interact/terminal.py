@@ -154,22 +154,23 @@ def read_line(stdin: TextIO, deadline: float | None = None) -> str:
     )
     parts: list[str] = []
     while True:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not _readable(fd, remaining):
-                raise TimeoutError("nobody answered at the terminal in time")
+        # Waiting here, not in read, also serves a descriptor left non-blocking.
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if (remaining is not None and remaining <= 0) or not _readable(fd, remaining):
+            raise TimeoutError("nobody answered at the terminal in time")
         byte = os.read(fd, 1)
         parts.append(decoder.decode(byte, final=not byte))
         if not byte or byte == b"\n":
             return "".join(parts)
 
 
-def _readable(fd: int, timeout: float) -> bool:
-    """Whether `fd` has input (or EOF) within `timeout` s; poll has no FD_SETSIZE limit."""
+def _readable(fd: int, timeout: float | None) -> bool:
+    """Whether `fd` has input (or EOF) within `timeout` s (None: however long it takes);
+    poll has no FD_SETSIZE limit."""
     if hasattr(select, "poll"):
         poller = select.poll()
         poller.register(fd, select.POLLIN)
-        return bool(poller.poll(max(1, int(timeout * 1000 + 0.999))))
+        return bool(poller.poll(None if timeout is None else max(1, int(timeout * 1000 + 0.999))))
     return bool(select.select([fd], [], [], timeout)[0])
 
 
