@@ -492,6 +492,39 @@ def test_a_symlink_repointed_during_the_review_gets_no_edit(
     assert locked.read_text() == DRAFT and (workspace / "draft.md").read_text() == DRAFT
 
 
+def test_a_symlink_repointed_while_its_read_is_approved_is_checked_again(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    (workspace / "locked").mkdir()
+    (workspace / "locked/policy.md").write_text(DRAFT)
+    (workspace / "draft.md").write_text(DRAFT)
+    (workspace / "link.md").symlink_to("draft.md")
+    config = {"permissions": {"read:file": {"link.md": "ask"}, "write:file": {"locked/*": "deny"}}}
+    read_end, write_end = os.pipe()
+    shown = io.StringIO()
+    with os.fdopen(read_end, "r", encoding="utf-8") as stdin:
+        try:
+            tb = make_toolbox(config, asker=TerminalAsker(stdin, shown))
+            result: dict[str, Any] = {}
+            args = {"path": "link.md"}
+            call = threading.Thread(
+                target=lambda: result.update(tb.run("review_and_edit_file", args))
+            )
+            call.start()
+            deadline = time.monotonic() + 10
+            while "permission needed" not in shown.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            # While the person reads the read:file prompt, the link is repointed.
+            (workspace / "link.md").unlink()
+            (workspace / "link.md").symlink_to("locked/policy.md")
+            os.write(write_end, b"o\n")
+            call.join(10)
+        finally:
+            os.close(write_end)
+    assert "locked/policy.md" in err(result, "PERMISSION_DENIED")
+    assert "asks for your review" not in shown.getvalue()
+
+
 def test_a_file_replaced_during_the_review_with_the_same_text_gets_no_edit(
     make_toolbox: Any, doc: Path, tmp_path: Path, editor_env: pytest.MonkeyPatch
 ) -> None:

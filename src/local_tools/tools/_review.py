@@ -101,6 +101,9 @@ async def review_file(ctx: ToolContext, args: FileReviewArgs, *, feedback: bool)
     await ctx.authorize("read:file", subjects, summary=f"review {shown_path(ctx, args.path)}")
     tf = await asyncio.to_thread(read_text_file, ctx.jail, args.path)
     shown = ctx.jail.display(tf.real)
+    if shown not in subjects:  # the path led elsewhere once checked: check where it led
+        for permission in ("read:file", "write:file"):
+            await ctx.authorize(permission, [shown], summary=f"review {shown}")
     _check_size(tf.text, shown)
     st = os.stat(tf.real)
     note_read(ctx, tf.real, st)  # what the person is shown is what we saw
