@@ -34,10 +34,14 @@ DESCRIPTION = """Load a URL in the browser (a real Chromium that runs the page's
 
 Use it for pages a plain fetch cannot render, or to check a web app. Then read the page
 with browser_snapshot (elements with refs to click or type into). The host is asked
-for like web_fetch's (network:outbound); every request the page makes passes the same
-address guard: addresses on this machine or the local network are refused unless
-[network] allow_private names them, and refused requests are listed by
-browser_get_state. A page that does not finish loading within `timeout` is a TIMEOUT."""
+for like web_fetch's (network:outbound); where the page then goes by itself (a link, a
+form, a script, a redirect) follows the same rules without asking: a host the rules ask
+about is stopped and the result's notes say to call browser_navigate with that URL.
+Every connection passes the web tools' address guard: addresses on this machine or the
+local network are refused unless [network] allow_private names them, and refused
+requests are listed by browser_get_state. A URL that is a file downloads it into the
+workspace's downloads folder (see the notes). A page that does not finish loading
+within `timeout` is a TIMEOUT."""
 
 
 def _render(output: dict[str, Any]) -> str:
