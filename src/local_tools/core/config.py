@@ -282,8 +282,8 @@ class KnowledgeConfig(_Section):
 class ReviewConfig(_Section):
     """`[review]`: how long the review tools wait for the person."""
 
-    # The seed's GUI waits 3000 s; a day at most, so a forgotten review still ends.
-    timeout: Annotated[float, Field(gt=0, le=86400, strict=True, allow_inf_nan=False)] = 3000.0
+    # The seed's GUI waits 3000 s; an hour at most, within batch's own limit.
+    timeout: Annotated[float, Field(gt=0, le=3600, strict=True, allow_inf_nan=False)] = 3000.0
 
 
 # The seed's whitelist: web build output, documents, images and fonts.
