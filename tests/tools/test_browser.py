@@ -208,7 +208,7 @@ def test_a_private_address_the_config_does_not_name_is_never_reached(
     failed = ok(tb, "browser_get_state")["failed_requests"]
     refused = [f for f in failed if "127.0.0.2" in f["url"]]
     assert {f["method"] for f in refused} >= {"GET", "WEBSOCKET"}
-    assert all("loopback" in f["reason"] or "Refused" in f["reason"] for f in refused)
+    assert all("loopback" in f["reason"] or "Refused" in f["reason"] for f in refused), refused
     err = fails(tb, "browser_navigate", {"url": canary.url("/canary")})
     assert err["error_code"] == "PERMISSION_DENIED" and "allow_private" in err["message"]
     assert canary.requests == []

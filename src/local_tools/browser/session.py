@@ -17,9 +17,11 @@ The network rule, in three layers:
   hops, websockets, workers and preconnects all meet the guard at connect time. WebRTC
   may use TCP through it only (no UDP around it).
 - Every request Playwright routes (the page's requests, not redirect hops) is checked
-  first by ``_route``: only http(s), ws(s), data:, blob: and about: URLs load, and a
-  private address ``[network] allow_private`` does not name is aborted with the guard's
-  reason (listed among the failed requests; a navigation to it is PermissionDenied).
+  first by ``_route``: only http(s), ws(s), data:, blob: and about: URLs load. A
+  navigation's (and a websocket's) address is checked there too, for a clear early
+  refusal; a subresource's only by the proxy, so a name is looked up once. Refusals are
+  listed among the failed requests with the guard's reason; a navigation refused is
+  PermissionDenied, a name that does not resolve NetworkError.
 - ``network:outbound``: browser_navigate's host is authorized by the runner like
   web_fetch's (and may ask). The top-level navigations a page makes itself (a link, a
   form, a script, a popup, a redirect) are decided by the same policy without asking
@@ -361,9 +363,7 @@ class BrowserSession:
 
     def _request_failed(self, request: Any) -> None:
         reason = request.failure or "failed"
-        if "ERR_BLOCKED_BY_CLIENT" in reason and any(
-            f.url == request.url for f in list(self.failed)[-5:]
-        ):
+        if any(f.url == request.url for f in list(self.failed)[-5:]):
             return  # the guard has listed it, with its reason
         self.failed.append(FailedRequest(request.url, request.method, reason))
 
@@ -408,9 +408,14 @@ class BrowserSession:
 
     async def _route(self, route: Any) -> None:
         request = route.request
-        refusal = await self._refusal(request.url)
-        if refusal is None and request.is_navigation_request() and _main_frame(request):
-            refusal = self._navigation_refusal(request.url)
+        if request.is_navigation_request():
+            # A navigation's address is checked here too, for a clear early refusal; a
+            # subresource's only by the proxy as it connects (one DNS lookup, not two).
+            refusal = await self._refusal(request.url)
+            if refusal is None and _main_frame(request):
+                refusal = self._navigation_refusal(request.url)
+        else:
+            refusal = _scheme_refusal(request.url)
         if refusal is not None:
             self._refused(request.url, request.method, refusal)
             await route.abort("blockedbyclient")
@@ -422,13 +427,14 @@ class BrowserSession:
         self.refusal = reason
 
     def _proxy_failed(self, target: str, method: str, reason: str, refused: bool) -> None:
-        # The route handler refuses first and says so; the proxy's refusals are the
-        # requests it never saw: redirect hops, rebinding names, workers' sockets.
+        # The route handler refuses navigations first; the proxy refuses the rest
+        # (subresources, redirect hops, rebinding names, workers' sockets), each once
+        # even when Chromium retries it.
         if not refused:
             # A name that does not resolve: Chromium lists the failed request itself
             # (and its own background requests, update checks, are not the page's).
             self.network_error = reason
-        elif not any(f.reason == reason for f in list(self.failed)[-3:]):
+        elif not any((f.url, f.reason) == (target, reason) for f in list(self.failed)[-5:]):
             self._refused(target, method, reason)
 
     def _navigation_refusal(self, url: str) -> str | None:
@@ -501,10 +507,8 @@ class BrowserSession:
         """Why the page may not load `url`, or None."""
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
-        if scheme in _LOCAL_SCHEMES:
-            return None
-        if scheme not in ("http", "https", "ws", "wss"):
-            return f"{scheme}: URLs are not loaded by the browser tools"
+        if scheme in _LOCAL_SCHEMES or scheme not in ("http", "https", "ws", "wss"):
+            return _scheme_refusal(url)
         host = parts.hostname or ""
         try:
             port = parts.port or (443 if scheme in ("https", "wss") else 80)
@@ -548,6 +552,13 @@ class BrowserSession:
                 "for the current refs (they change when the page does)."
             )
         return found
+
+
+def _scheme_refusal(url: str) -> str | None:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in _LOCAL_SCHEMES or scheme in ("http", "https", "ws", "wss"):
+        return None
+    return f"{scheme}: URLs are not loaded by the browser tools"
 
 
 def _main_frame(request: Any) -> bool:
