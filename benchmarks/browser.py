@@ -4,8 +4,9 @@
    (the browser starts lazily on the first call), against bare async Playwright launching
    the same Chromium, opening a page, `goto` and `aria_snapshot(mode="ai")`.
 2. Per call after launch: `browser_navigate` + `browser_snapshot` of a small local page
-   through `Toolbox.arun` (runner, policy, the guard on every request, the hand-over to
-   the browser's thread), against bare Playwright's `goto` + `aria_snapshot` on a warm page.
+   through `Toolbox.arun` (runner, policy, the route check and the guarding proxy on
+   every request, the hand-over to the browser's thread), against bare Playwright's
+   `goto` + `aria_snapshot` on a warm page (no proxy, no routing).
 
 Variants run interleaved, round by round; the tables show medians. Target (issue 14):
 at most 1.2x bare Playwright per call after launch.

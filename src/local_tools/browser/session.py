@@ -468,7 +468,10 @@ class BrowserSession:
         refusal = self._navigation_refusal(request.url)
         if refusal is not None:
             self._refused(request.url, request.method, refusal)
-            page = request.frame.page if request.frame else self._page
+            try:
+                page = request.frame.page
+            except Exception:  # a popup's frame not there yet: the current page is it
+                page = self._page
             self._track(self._leave(page))
 
     async def _leave(self, page: Any) -> None:
