@@ -13,7 +13,9 @@ the same way); the proxy resolves every name, so Chromium's own DNS is never ask
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import socket
 import threading
 import time
@@ -251,6 +253,60 @@ def test_a_name_that_does_not_resolve_is_a_network_error(box: Toolbox) -> None:
     for url in ("http://nowhere.invalid/", "https://nowhere.invalid/"):
         err = box.run("browser_navigate", {"url": url}, asker=Once())["error"]
         assert err["error_code"] == "NETWORK_ERROR" and "DNS lookup failed" in err["message"]
+
+
+@pytest.fixture
+def echo_socket() -> Iterator[int]:
+    """A websocket server on 127.0.0.1 that greets each client with one text frame."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(4096)
+                key = next(
+                    line.split(b":", 1)[1].strip()
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"sec-websocket-key:")
+                )
+                magic = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+                accept = base64.b64encode(hashlib.sha1(key + magic).digest())
+                conn.sendall(
+                    b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                    b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+                )
+                conn.sendall(b"\x81\x05hello")  # FIN + text, 5 bytes, unmasked
+                with contextlib.suppress(OSError):
+                    conn.recv(4096)  # until the page closes it
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(3)
+    listener.close()
+
+
+def test_an_allowed_websocket_works_through_the_proxy(
+    box: Toolbox, site: net_server.Server, echo_socket: int
+) -> None:
+    site.routes["/ws"] = net_server.html(
+        f"""<title>waiting</title><script>
+        const ws = new WebSocket("ws://allowed.test:{echo_socket}/");
+        ws.onmessage = e => {{ document.title = e.data; ws.close(); }};
+        </script>"""
+    )
+    ok(box, "browser_navigate", {"url": site.url("/ws")})
+    ok(box, "browser_wait_for", {"condition": "document.title === 'hello'", "timeout": 5})
 
 
 # --------------------------------------------------------------------------- DNS rebinding
