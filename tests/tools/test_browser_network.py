@@ -160,7 +160,7 @@ def test_a_host_the_rules_ask_about_is_stopped_and_the_model_told(
     state = settle(box)
     top = [r for r in site.requests if r.path == "/next"]
     assert top == [], "the page reached asked.test on its own"
-    notes = (result.get("output") or {}).get("notes", []) + state.get("notes", [])
+    notes = (result.get("output") or {}).get("notes", [])
     assert any("browser_navigate" in n and "asked.test" in n for n in notes), result
     assert any(
         "asked.test" in f["url"] and "browser_navigate" in f["reason"]
