@@ -446,7 +446,12 @@ class BrowserSession:
         host = net.url_host(url)
         if (gate.user, host) in self._approved:
             return None
-        why = gate.decide(host, url)
+        try:
+            why = gate.decide(host, url)
+        except Exception as exc:  # a broken check fails closed, saying why
+            why = (
+                f"The page's navigation to {url} was stopped: the rules could not be read ({exc})."
+            )
         if why is not None:
             self.notes.append(why)
             self.navigation_refusal = why
