@@ -132,12 +132,12 @@ def _preflight(plan: Plan, parent: Dir, target: Dir | None) -> None:
         return
     dirs = Dirs(target)
     try:
-        changed = [*plan.delete, *plan.copy, *plan.links]
-        for entry in changed:
+        overwrites = {e.path for e in plan.copy if e.reason == "overwrite"}
+        for entry in [*plan.delete, *plan.copy, *plan.links]:
             folder_rel, _, leaf = entry.path.rpartition("/")
             here, missing = _nearest(dirs, folder_rel)
             writable = _access(here, "", os.W_OK | os.X_OK)
-            if not missing and writable and entry in plan.copy and entry.reason == "overwrite":
+            if not missing and writable and entry.path in overwrites:
                 writable = _access(here, leaf, os.W_OK)
             if not writable:
                 raise PermissionDenied(
