@@ -177,3 +177,23 @@ def test_safe_filename(suggested: str, expected: str) -> None:
 def test_safe_filename_keeps_long_names_short_with_their_extension() -> None:
     name = safe_filename("é" * 300 + ".tar.gz")
     assert len(name.encode()) <= MAX_NAME_BYTES and name.endswith(".gz")
+
+
+def test_a_download_where_writing_is_denied_or_asks_is_not_saved(
+    make_toolbox: Any, site: net_server.Server, workspace: Path
+) -> None:
+    for rule in ("deny", "ask"):
+        config = {
+            "permissions": {"network:outbound": "allow", "write:file": {"downloads/*": rule}},
+            "network": {"allow_private": ["127.0.0.1"]},
+        }
+        tb = make_toolbox(config, audit=False, plugins=False)
+        ok(tb, "browser_navigate", {"url": site.url("/page")})
+        ok(tb, "browser_click", {"selector": "#report"})
+        (found,) = downloads_when_done(tb, 1)
+        assert found["status"] == "failed", found
+        assert "write:file" in found["reason"] or "denied" in found["reason"].lower()
+        assert not (workspace / "downloads").exists() or not any(
+            (workspace / "downloads").iterdir()
+        )
+        tb.close()

@@ -41,7 +41,8 @@ RULES = {
         "127.0.0.1": "allow",
         "allowed.test": "allow",
         "denied.test": "deny",
-    }
+    },
+    "browser:evaluate": "allow",  # the tests wait for page conditions (script)
 }
 
 
@@ -376,3 +377,61 @@ def test_a_name_that_changes_its_answer_after_the_check_is_refused(
     err = box.run("browser_navigate", {"url": f"http://rebind.test:{canary.port}/"})["error"]
     assert err["error_code"] == "PERMISSION_DENIED" and "127.0.0.2" in err["message"], err
     assert canary.requests == []
+
+
+def test_webrtc_sends_nothing_around_the_proxy(make_toolbox: Any, site: net_server.Server) -> None:
+    """STUN, TURN and ICE checks are UDP: Chromium must not send them itself."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.2", 0))
+    udp.settimeout(0.2)
+    port = udp.getsockname()[1]
+    site.routes["/rtc"] = net_server.html(
+        f"""<title>rtc</title><script>
+        (async () => {{
+          const pc = new RTCPeerConnection({{iceServers: [{{urls: 'stun:127.0.0.2:{port}'}}]}});
+          pc.createDataChannel('x');
+          await pc.setLocalDescription(await pc.createOffer());
+          const other = new RTCPeerConnection(); other.createDataChannel('y');
+          await other.setRemoteDescription(pc.localDescription);
+          await pc.setRemoteDescription(await other.createAnswer());
+          const host = 'candidate:1 1 udp 2122260223 127.0.0.2 {port} typ host';
+          await pc.addIceCandidate({{candidate: host, sdpMid: '0', sdpMLineIndex: 0}})
+            .catch(() => 0);
+          window.pc = pc;
+        }})();</script>"""
+    )
+    config = {
+        "permissions": {"network:outbound": "allow"},
+        "network": {"allow_private": ["127.0.0.1"]},
+    }
+    tb = make_toolbox(config, audit=False, plugins=False)
+    try:
+        ok(tb, "browser_navigate", {"url": site.url("/rtc")})
+        received = []
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError, socket.timeout):
+                received.append(udp.recvfrom(2048))
+        assert received == []
+    finally:
+        udp.close()
+        tb.close()
+
+
+def test_a_wait_condition_is_script_and_needs_browser_evaluate(
+    make_toolbox: Any, site: net_server.Server
+) -> None:
+    config = {
+        "permissions": {"network:outbound": "allow", "browser:evaluate": "deny"},
+        "network": {"allow_private": ["127.0.0.1"]},
+    }
+    tb = make_toolbox(config, audit=False, plugins=False)
+    try:
+        ok(tb, "browser_navigate", {"url": site.url("/next")})
+        changed = "(document.title = 'changed', true)"
+        refused = tb.run("browser_wait_for", {"condition": changed, "timeout": 2})
+        assert refused["error"]["error_code"] == "PERMISSION_DENIED"
+        assert ok(tb, "browser_get_state")["title"] == "Next"  # the script never ran
+        assert ok(tb, "browser_wait_for", {"selector": "title", "state": "attached"})
+    finally:
+        tb.close()

@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from local_tools.core.errors import AlreadyExists, ToolError
+from local_tools.core.errors import AlreadyExists, PermissionDenied, ToolError
 from local_tools.security.jail import Jail
 
 __all__ = ["DownloadRecord", "Downloads", "safe_filename"]
 
 MAX_NAME_BYTES = 200  # well under every file system's 255, room for " (99)"
-_POLL = 0.1  # seconds between size checks of a download in progress
+_POLL = 0.05  # seconds between size checks of a download in progress
+TOTAL_FACTOR = 10  # one browser saves at most 10 × max_download_mb in all
+MAX_FILES = 200  # and at most this many files
 _RESERVED = re.compile(r"(?i)(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)")
 # Characters no file name keeps: path separators, Windows' reserved ones, controls.
 _UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f\x7f]')
@@ -95,17 +97,27 @@ class Downloads:
         self.jail = jail
         self.folder = folder
         self.max_bytes = max_bytes
+        # A page can download again and again, between calls too: all it may save
+        # in one browser's life is bounded as well.
+        self.max_total = max_bytes * TOTAL_FACTOR
+        self.saved_bytes = 0
+        self.saved_files = 0
         self.staging = Path(tempfile.mkdtemp(prefix="local-tools-downloads-"))
 
     def close(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
 
     async def watch(
-        self, download: Any, record: DownloadRecord, done: Callable[[DownloadRecord], None]
+        self,
+        download: Any,
+        record: DownloadRecord,
+        done: Callable[[DownloadRecord], None],
+        permit: Callable[[str], str | None] = lambda path: None,
     ) -> None:
-        """Follow one download to its end: cancelled past the cap, else saved."""
+        """Follow one download to its end: cancelled past the cap, else saved where
+        `permit` (the write:file rules, without asking) allows."""
         try:
-            reason = await self._finish(download, record)
+            reason = await self._finish(download, record, permit)
         except Exception as exc:  # a broken download must be reported, never raised
             reason = f"{type(exc).__name__}: {exc}"
         finally:
@@ -114,10 +126,20 @@ class Downloads:
         record.status, record.reason = ("failed", reason) if reason else ("saved", "")
         done(record)
 
-    async def _finish(self, download: Any, record: DownloadRecord) -> str:
+    async def _finish(
+        self, download: Any, record: DownloadRecord, permit: Callable[[str], str | None]
+    ) -> str:
         """Wait for the download and save it; '' when saved, else why not."""
         finished = asyncio.ensure_future(download.path())
         cap = self.max_bytes
+        if self.saved_bytes >= self.max_total or self.saved_files >= MAX_FILES:
+            await download.cancel()
+            with contextlib.suppress(Exception):
+                await finished
+            return (
+                f"this browser already saved {self.saved_files} downloads "
+                f"({self.saved_bytes // 2**20} MB), its limit; nothing was saved."
+            )
         while not finished.done():
             await asyncio.wait([finished], timeout=_POLL)
             if not finished.done() and self._staged_bytes() > cap:
@@ -137,10 +159,12 @@ class Downloads:
             return f"larger than the {cap // 2**20} MB cap ([browser] max_download_mb)."
         data = await asyncio.to_thread(Path(staged).read_bytes)
         try:
-            record.path = await asyncio.to_thread(self._save, record.suggested, data)
+            record.path = await asyncio.to_thread(self._save, record.suggested, data, permit)
         except ToolError as exc:
             return f"it could not be saved in {self.folder!r} ([browser] downloads): {exc.message}"
         record.size = size
+        self.saved_bytes += size
+        self.saved_files += 1
         return ""
 
     def _staged_bytes(self) -> int:
@@ -153,11 +177,14 @@ class Downloads:
                     total += entry.stat(follow_symlinks=False).st_size
         return total
 
-    def _save(self, suggested: str, data: bytes) -> str:
+    def _save(self, suggested: str, data: bytes, permit: Callable[[str], str | None]) -> str:
         name = safe_filename(suggested)
         for n in range(1000):
             candidate = name if n == 0 else _numbered(name, n)
             path = f"{self.folder.rstrip('/')}/{candidate}"
+            refused = permit(self.jail.display(self.jail.resolve(path, write=True)))
+            if refused:
+                raise PermissionDenied(refused)
             try:
                 self.jail.write_atomic(path, data, exclusive=True)
             except AlreadyExists:

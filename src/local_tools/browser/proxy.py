@@ -100,6 +100,8 @@ class GuardProxy:
             pass  # either side went away: nothing to report to anyone
         except asyncio.CancelledError:
             pass  # the proxy is stopping: this connection simply ends
+        except Exception:  # a malformed request (a port past 65535 ...) ends its connection only
+            pass
         finally:
             self._handlers.discard(task)  # type: ignore[arg-type]
             for w in (*upstream, writer):
@@ -133,7 +135,7 @@ class GuardProxy:
     ) -> None:
         host, _, port_text = target.rpartition(":")
         host = host.strip("[]")
-        if not host or not port_text.isdigit():
+        if not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             return
         pair = await self._open(host, int(port_text), target, "CONNECT", opened)
@@ -154,7 +156,7 @@ class GuardProxy:
     ) -> None:
         try:
             url = urlsplit(target)
-            port = url.port or 80
+            port = url.port or 80  # urlsplit refuses ports past 65535
         except ValueError:
             return
         if url.scheme != "http" or not url.hostname:

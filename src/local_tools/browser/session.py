@@ -132,6 +132,13 @@ class Gate:
     # host -> None when the policy allows it, else a sentence for the model saying why
     # the navigation was stopped and what to do (deny: the rule; ask: browser_navigate).
     decide: Callable[[str, str], str | None]  # (host, url)
+    # A download's workspace path -> None when `write:file` allows it without asking,
+    # else why it is not saved (a page cannot ask either).
+    may_write: Callable[[str], str | None] = lambda path: None
+
+
+def _no_writes(path: str) -> str:
+    return "no tool call has driven this browser yet, so no user's rules allow it"
 
 
 _live: weakref.WeakSet[BrowserSession] = weakref.WeakSet()
@@ -320,7 +327,10 @@ class BrowserSession:
                     f"--proxy-server=http://127.0.0.1:{port}",
                     "--proxy-bypass-list=<-loopback>",
                     # WebRTC would send UDP around the proxy: TCP through it only.
-                    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+                    # WebRTC may use only the proxy (no UDP of its own, so no STUN/ICE
+                    # packets to addresses nobody checked). The switch's real name: a
+                    # "--force-" spelling is silently ignored.
+                    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
                     *self.args,
                 ],
                 downloads_path=self.downloads.staging if self.downloads else None,
@@ -488,7 +498,9 @@ class BrowserSession:
             return
         record = DownloadRecord(download.url, download.suggested_filename, "downloading")
         self.downloaded.append(record)
-        self._track(self.downloads.watch(download, record, self._download_ended))
+        gate = self.gate
+        permit = gate.may_write if gate is not None else _no_writes
+        self._track(self.downloads.watch(download, record, self._download_ended, permit))
 
     def _download_ended(self, record: DownloadRecord) -> None:
         self.notes.append(record.describe())

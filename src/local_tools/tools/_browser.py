@@ -12,8 +12,9 @@ from local_tools.browser import BrowserSession, find_executable
 from local_tools.browser.downloads import Downloads
 from local_tools.browser.session import Gate
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import PermissionDenied
+from local_tools.core.errors import Conflict, PermissionDenied
 from local_tools.core.tool import Args, Hints, Output, Tool, tool
+from local_tools.security import net
 from local_tools.tools import _web
 
 __all__ = [
@@ -101,7 +102,44 @@ def gate(ctx: ToolContext) -> Gate:
             "stopped. To go there, call browser_navigate with that URL: it asks the user."
         )
 
-    return Gate(ctx.user_id, decide)
+    def may_write(path: str) -> str | None:
+        try:
+            asks = ctx.policy.check(ctx.user_id, "write:file", [path], tool="browser download")
+        except PermissionDenied as exc:
+            return exc.message
+        if asks:
+            return (
+                f"the rules ask before writing {path} (write:file) and a download cannot "
+                "ask, so it was not saved"
+            )
+        return None
+
+    return Gate(ctx.user_id, decide, may_write)
+
+
+def current_host(ctx: ToolContext) -> str:
+    """The host of the page a script would run in (the browser's current page)."""
+    browser = ctx.resources.peek(RESOURCE_KEY) if ctx.resources else None
+    page = getattr(browser, "page", None)
+    return net.url_host(page.url) if page is not None else "about:blank"
+
+
+async def authorize_script(ctx: ToolContext, what: str) -> str:
+    """`browser:evaluate` for the current page's host, asked here rather than by the
+    runner so the tool knows which host was approved; returns it."""
+    host = current_host(ctx)
+    await ctx.authorize("browser:evaluate", [host], summary=what)
+    return host
+
+
+def require_host(browser: BrowserSession, host: str) -> None:
+    """Under the call's turn: the page is still on the host the script was approved for."""
+    now = net.url_host(browser.page.url)
+    if now != host:
+        raise Conflict(
+            f"The page moved from {host} to {now} while the script waited to run; nothing "
+            "ran. Call again (it asks for the new page's host)."
+        )
 
 
 async def call(

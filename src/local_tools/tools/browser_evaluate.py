@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
@@ -12,7 +11,6 @@ from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.tool import Hints, tool
-from local_tools.security import net
 from local_tools.tools import _browser
 
 __all__ = ["BrowserEvaluateArgs", "BrowserEvaluateOutput", "browser_evaluate"]
@@ -43,27 +41,22 @@ def _render(output: dict[str, Any]) -> str:
     return f"{_browser.render_page(output)}\n\n{output['result']}"
 
 
-def _subject(args: Any, ctx: ToolContext) -> Sequence[str]:
-    """The host of the page the script would run in (the browser's current page)."""
-    browser = ctx.resources.peek(_browser.RESOURCE_KEY) if ctx.resources else None
-    page = getattr(browser, "page", None)
-    return [net.url_host(page.url) if page is not None else "about:blank"]
-
-
 @tool(
     "browser_evaluate",
     args=BrowserEvaluateArgs,
     description=DESCRIPTION,
-    permission="browser:evaluate",
+    # browser:evaluate is asked in the tool, for the host it then pins (see below).
     hints=Hints(destructive=True, open_world=True),
     toolset="browser",
-    subjects=_subject,
     render=_render,
     timeout=_browser.TOOL_DEADLINE,
     output=BrowserEvaluateOutput,
 )
 async def browser_evaluate(args: BrowserEvaluateArgs, ctx: ToolContext) -> dict[str, Any]:
+    host = await _browser.authorize_script(ctx, args.script[:200])
+
     async def evaluate(browser: BrowserSession) -> dict[str, Any]:
+        _browser.require_host(browser, host)  # a page may have moved on meanwhile
         try:
             value = await browser.page.evaluate(args.script)
         except Exception as exc:

@@ -37,6 +37,8 @@ class BrowserWaitForArgs(_browser.ElementArgs):
 
 DESCRIPTION = """Wait until an element (ref or selector) reaches `state` (default: visible),
 or until a JavaScript `condition` is true, for at most `timeout` seconds (default 10).
+A condition runs script in the page, so it needs the browser:evaluate permission
+(per host), as browser_evaluate does; waiting for an element needs none.
 Use it after an action that changes the page later (a request, an animation). Past the
 timeout it is a TIMEOUT error."""
 
@@ -45,7 +47,7 @@ timeout it is a TIMEOUT error."""
     "browser_wait_for",
     args=BrowserWaitForArgs,
     description=DESCRIPTION,
-    hints=Hints(read_only=True),
+    hints=Hints(open_world=True),  # a condition is script: it can change the page
     toolset="browser",
     render=_browser.render_page,
     timeout=_browser.TOOL_DEADLINE,
@@ -53,8 +55,12 @@ timeout it is a TIMEOUT error."""
 )
 async def browser_wait_for(args: BrowserWaitForArgs, ctx: ToolContext) -> dict[str, Any]:
     ms = args.timeout * 1000
+    # A condition is script run in the page, as browser_evaluate's is: same permission.
+    host = await _browser.authorize_script(ctx, args.condition[:200]) if args.condition else None
 
     async def wait(browser: BrowserSession) -> dict[str, Any]:
+        if host is not None:
+            _browser.require_host(browser, host)
         try:
             if args.condition:
                 await browser.page.wait_for_function(args.condition, timeout=ms)
