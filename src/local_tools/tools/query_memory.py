@@ -55,9 +55,9 @@ def query_memory(args: QueryMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     """Search this workspace's memory (insights, issues, learnings, decisions, patterns).
 
     Full-text search ranked by relevance (bm25 on SQLite, ts_rank on PostgreSQL), any
-    keyword matching, word prefixes and
-    near spellings included. scope=merged (default) searches every scope, narrower ones
-    first. Returns the entries and `context`: a compact summary to paste into a prompt."""
+    keyword matching, word prefixes and near spellings included. scope=merged (default)
+    searches every scope, narrower ones first. Returns the entries and `context`: a
+    compact summary to paste into a prompt."""
     entries = query(
         open_store(ctx),
         keywords=args.keywords,
