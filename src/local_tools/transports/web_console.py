@@ -16,7 +16,7 @@ requests through the queue. Routes (the HTTP server mounts them behind its guard
 One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
 at least one event stream is open (and stats the todo file, reading it only when it
 was replaced), and fans the changes out to every stream; the reading itself is
-`interact/console_state.py`.
+`interact/console_state.py`, and what an answer may be is `interact/console_answers.py`.
 `console_heartbeat` keeps the console "live" so that calls queue their requests here
 instead of being denied; `close_console` ends the event streams (a server shutting
 down must call it, or wait for them: uvicorn waits for open responses).
@@ -42,8 +42,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from local_tools.interact.base import MAX_REVIEW_CHARS
+from local_tools.interact.console_answers import BadAnswer, validate_answer
 from local_tools.interact.console_state import ConsoleState
-from local_tools.interact.pending import PendingItem
 
 if TYPE_CHECKING:
     from local_tools.toolbox import Toolbox
@@ -66,9 +66,6 @@ BEAT_INTERVAL = 2.0  # the pending queue counts a console live for 10 s after a 
 # characters in the worst JSON encoding (one beyond the BMP escaped as two \uXXXX,
 # 12 bytes), plus slack for the rest of the body.
 MAX_BODY = 12 * MAX_REVIEW_CHARS + 64 * 1024
-MAX_ANSWER_TEXT = 10_000
-
-DECISIONS = frozenset({"once", "always", "pattern", "deny"})
 
 # The page runs no inline script and loads nothing from elsewhere; nobody may frame
 # it (an approval button under someone else's overlay is a clickjacking target).
@@ -180,96 +177,6 @@ def _feed(tb: Toolbox) -> _Feed:
     return feed
 
 
-# --------------------------------------------------------------------------- answers
-
-
-class _BadAnswer(ValueError):
-    pass
-
-
-def validate_answer(item: PendingItem, answer: Any) -> dict[str, Any]:
-    """The answer to store for `item`, normalised; raises _BadAnswer with the reason."""
-    if not isinstance(answer, dict):
-        raise _BadAnswer("answer must be an object")
-    if item.kind == "permission":
-        decision = answer.get("decision")
-        if set(answer) != {"decision"} or decision not in DECISIONS:
-            raise _BadAnswer(
-                'a permission answer is {"decision": "once"|"always"|"pattern"|"deny"}'
-            )
-        if decision == "pattern" and item.payload.get("suggestion") is None:
-            raise _BadAnswer("this request offers no pattern: answer once, always or deny")
-        return {"decision": decision}
-    if item.kind == "question":
-        if answer.get("cancelled") is True and set(answer) == {"cancelled"}:
-            return {"cancelled": True}
-        text, choices = answer.get("text"), answer.get("choices", [])
-        if set(answer) - {"text", "choices"}:
-            raise _BadAnswer('a question answer is {"text": str|null, "choices": [str]}')
-        if text is not None and not isinstance(text, str):
-            raise _BadAnswer("text must be a string or null")
-        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
-            raise _BadAnswer("choices must be a list of strings")
-        options = [str(o) for o in item.payload.get("options") or []]
-        unknown = [c for c in choices if c not in options]
-        if unknown:
-            raise _BadAnswer(f"not among the options: {unknown[0]!r}")
-        if len(choices) != len(set(choices)):
-            raise _BadAnswer("a choice is given twice")
-        if len(choices) > 1 and not item.payload.get("multiple"):
-            raise _BadAnswer("this question takes one choice")
-        text = (text or "").strip() or None
-        if text is not None and len(text) > MAX_ANSWER_TEXT:
-            raise _BadAnswer(f"the text is longer than {MAX_ANSWER_TEXT} characters")
-        if text is None and not choices:
-            raise _BadAnswer("choose an option or write an answer")
-        return {"text": text, "choices": choices}
-    if item.kind == "review":
-        return _review_answer(item, answer)
-    raise _BadAnswer(f"unknown request kind {item.kind!r}")
-
-
-def _review_answer(item: PendingItem, answer: dict[str, Any]) -> dict[str, Any]:
-    if answer.get("cancelled") is True and set(answer) == {"cancelled"}:
-        return {"cancelled": True}
-    decision = answer.get("decision")
-    offered = ("pass", "edit", "feedback") if item.payload.get("feedback") else ("pass", "edit")
-    if decision not in offered:
-        raise _BadAnswer(f"a review answer's decision is one of {', '.join(offered)}")
-    if decision == "pass":
-        if set(answer) != {"decision"}:
-            raise _BadAnswer('a pass is {"decision": "pass"}')
-        return {"decision": "pass"}
-    if decision == "edit":
-        content = answer.get("content")
-        if set(answer) != {"decision", "content"} or not isinstance(content, str):
-            raise _BadAnswer('an edit is {"decision": "edit", "content": str}')
-        if len(content) > MAX_REVIEW_CHARS:
-            raise _BadAnswer(f"the edited text is longer than {MAX_REVIEW_CHARS} characters")
-        _need_unicode(content, "the edited text")
-        if content == item.payload.get("content"):
-            raise _BadAnswer("the text is unchanged: pass it instead")
-        return {"decision": "edit", "content": content}
-    words = answer.get("feedback")
-    if set(answer) != {"decision", "feedback"} or not isinstance(words, str) or not words.strip():
-        raise _BadAnswer('feedback is {"decision": "feedback", "feedback": non-empty str}')
-    if len(words) > MAX_ANSWER_TEXT:
-        raise _BadAnswer(f"the feedback is longer than {MAX_ANSWER_TEXT} characters")
-    _need_unicode(words, "the feedback")
-    return {"decision": "feedback", "feedback": words.strip()}
-
-
-def _need_unicode(text: str, what: str) -> None:
-    """JSON can carry a lone surrogate (half a character): no file or reply can hold it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise _BadAnswer(
-            f"{what} is not valid Unicode (a lone surrogate at character {exc.start}): "
-            "it cannot be written; fix the text and send it again"
-        ) from None
-
-
 # --------------------------------------------------------------------------- routes
 
 
@@ -314,7 +221,7 @@ def console_routes(tb: Toolbox) -> list[BaseRoute]:
             return _error(409, f"this request is no longer pending ({item.status})")
         try:
             stored = validate_answer(item, data.get("answer"))
-        except _BadAnswer as exc:
+        except BadAnswer as exc:
             return _error(400, str(exc))
         client = request.client.host if request.client else "unknown address"
         by = f"web console ({client})"
