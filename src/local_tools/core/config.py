@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
-import json
 import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -38,6 +37,8 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
+
+from local_tools.core.config_errors import ACTION_TAG, TABLE_TAG, describe
 
 __all__ = [
     "CONFIG_ENV",
@@ -88,8 +89,6 @@ KNOWN_PERMISSIONS = (
 
 _PERMISSION_RE = re.compile(r"[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+")
 # Tags of the action-or-table union; stripped from error paths shown to users.
-_ACTION_TAG = "__action__"
-_TABLE_TAG = "__table__"
 
 
 class ConfigError(ValueError):
@@ -163,7 +162,7 @@ def _check_origin(value: str) -> str:
 
 
 def _spec_kind(value: Any) -> str:
-    return _TABLE_TAG if isinstance(value, Mapping) else _ACTION_TAG
+    return TABLE_TAG if isinstance(value, Mapping) else ACTION_TAG
 
 
 def _one_or_many(value: Any) -> Any:
@@ -175,7 +174,7 @@ Pattern = Annotated[str, AfterValidator(_check_pattern)]
 PatternTable = dict[Pattern, Action]
 # `action` or `{ pattern = action }`; a plain action means `{ "*" = action }`.
 PermissionSpec = Annotated[
-    Annotated[Action, Tag(_ACTION_TAG)] | Annotated[PatternTable, Tag(_TABLE_TAG)],
+    Annotated[Action, Tag(ACTION_TAG)] | Annotated[PatternTable, Tag(TABLE_TAG)],
     Discriminator(_spec_kind),
 ]
 Permissions = dict[PermissionName, PermissionSpec]
@@ -418,7 +417,7 @@ def _build(data: dict[str, Any], *, label: str | None, base: Path, workspace: Pa
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err) for err in exc.errors()]
+        problems = [describe(err, Config) for err in exc.errors()]
         raise ConfigError(problems, source=label or "<defaults>") from None
     ws = config.workspace
     root = _resolve(ws.root, base) if "root" in ws.model_fields_set else workspace
@@ -438,188 +437,11 @@ def _resolve(path: Path, base: Path) -> Path:
     return (base / path.expanduser()).resolve()
 
 
-# --- error messages --------------------------------------------------------------
-
-_TYPE_MESSAGES = {
-    "int_type": "must be an integer",
-    "float_type": "must be a number",
-    "bool_type": "must be true or false",
-    "string_type": "must be a string",
-    "list_type": "must be a list",
-    "dict_type": "must be a table",
-    "model_type": "must be a table",
-    "model_attributes_type": "must be a table",
-    "finite_number": "must be a finite number",
-    "path_type": "must be a path string",
-}
-
-
-def _describe(err: Mapping[str, Any]) -> str:
-    loc = [p for p in err["loc"] if p not in (_ACTION_TAG, _TABLE_TAG)]
-    is_key = bool(loc) and loc[-1] == "[key]"
-    if is_key:
-        loc = loc[:-1]
-    path = _key_path(loc)
-    kind = err["type"]
-    value = _short(err.get("input"))
-    if kind == "extra_forbidden":
-        hint = ""
-        siblings = _field_names(loc[:-1])
-        close = _close_matches(str(loc[-1]), siblings)
-        if close:
-            hint = f" (did you mean '{close[0]}'?)"
-        elif siblings:
-            hint = f" (expected one of: {', '.join(siblings)})"
-        return f"unknown key '{path}'{hint}"
-    if kind == "value_error":
-        message = str(err["msg"]).removeprefix("Value error, ")
-        return f"{path}: {message}" + ("" if is_key else f", got {value}")
-    if kind == "literal_error":
-        message = f"must be {err['ctx']['expected']}"
-        if _ACTION_TAG in err["loc"]:
-            message += " (or a table of pattern = action)"
-    elif kind == "greater_than":
-        bound = err["ctx"]["gt"]
-        message = f"must be > {int(bound) if float(bound).is_integer() else bound}"
-    else:
-        message = _TYPE_MESSAGES.get(kind, str(err["msg"]))
-    return f"{path}: {message}, got {value}"
-
-
-def _close_matches(key: str, options: list[str]) -> list[str]:
-    close = difflib.get_close_matches(key, options, n=1, cutoff=0.6)
-    # A truncated name ("allow" for "allow_private") scores low but is a clear miss.
-    return close or [o for o in options if len(key) >= 4 and o.startswith(key)][:1]
-
-
-def _key_path(loc: list[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-            continue
-        key = part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else json.dumps(part)
-        out += f".{key}" if out else key
-    return out or "<top level>"
-
-
-def _field_names(loc: list[Any]) -> list[str]:
-    """Valid keys of the table at `loc`, for "did you mean" hints."""
-    current: Any = Config
-    parts = list(loc)
-    while parts:
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            field = current.model_fields.get(str(parts.pop(0)))
-            if field is None:
-                return []
-            current = field.annotation
-        elif get_origin(current) is dict:
-            parts.pop(0)  # a user id or permission name: any key is fine
-            current = get_args(current)[1]
-        else:
-            return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return list(current.model_fields)
-    return []
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """The offending value, spelled the way TOML would (true, "text", [1])."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:  # circular structures from a Python dict
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 # --- `local-tools init` ----------------------------------------------------------
-
-_TEMPLATE = """\
-# local-tools configuration. Every key is optional: the values below are the
-# defaults, and commented lines show what you can add. Docs: DESIGN.md §4.
-
-[workspace]
-# root = "."                  # the jail; default: the workspace (--workspace or the
-#                             # current directory); relative paths resolve against
-#                             # this file's directory
-extra_roots = []              # more allowed roots, read-only
-writable_roots = []           # more allowed roots, writable
-
-[permissions]
-# permission = action | { pattern = action }; action is "allow", "deny" or "ask".
-# Patterns: * any text, ? one character, matched against the whole subject;
-# a trailing " *" is optional ("ls *" also matches bare "ls"). The last matching
-# rule wins, and these rules come after the built-in defaults:
-#   read:file = allow (but .env-style files ask), write:file = allow (.git/ asks),
-#   delete:file = ask, network:outbound = ask, skill = allow,
-#   execute:command = ask, except read-only commands (ls, cat, git status, rg, ...).
-# Subjects: the workspace-relative path for *:file, each simple command for
-# execute:command, the host for network:outbound, the skill's name for skill.
-#
-# "delete:file" = { "build/*" = "allow" }
-# "execute:command" = { "git status*" = "allow", "pytest *" = "allow", "rm -rf *" = "deny" }
-# "network:outbound" = { "*.python.org" = "allow" }
-
-# Per-user rules, applied after [permissions]:
-# [users.alice.permissions]
-# "execute:command" = "deny"
-
-[sandbox]                     # how exec_cmd confines commands (bubblewrap or Landlock)
-mode = "workspace-write"      # off | read-only | workspace-write (roots + $TMPDIR)
-network = false               # may sandboxed commands use the network
-
-[network]                     # web_fetch, http_request, web_search
-allow_private = []            # hosts or CIDRs exempt from the private-address guard,
-#                             # e.g. ["localhost", "10.0.0.0/8"]; the default refuses
-#                             # loopback, the LAN, link-local/metadata and the like
-respect_robots = false        # web_fetch honours robots.txt when true
-user_agent = ""               # "": local-tools/VERSION (an LLM agent's web tool; ...)
-proxy = ""                    # an http(s) proxy for web tools; environment proxies are ignored
-
-[network.search]              # web_search; the API key is read from the environment
-provider = ""                 # searxng | brave | tavily | exa ("": web_search is unavailable)
-url = ""                      # searxng: your instance, e.g. "http://127.0.0.1:8888";
-#                             # others: the API endpoint when not the public one
-api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
-
-[browser]                     # the browser_* tools (Playwright driving Chromium)
-executable = ""               # "": /usr/bin/chromium, else chromium or chrome on PATH
-headless = true               # false: a visible window (needs a display)
-downloads = "downloads"       # the workspace folder a page's downloads land in
-max_download_mb = 100         # a bigger download is cancelled
-
-[knowledge]                   # the memory and project tools' store
-url = ""                      # "": a SQLite file per workspace in the state folder;
-#                             # "postgresql://user@host:5432/dbname": one database a team
-#                             # shares (password from PGPASSWORD or ~/.pgpass, not here)
-pg_schema = "public"          # PostgreSQL: the schema holding the tables (one per project)
-
-[review]                      # review_* tools: the person passes, edits or comments
-timeout = 3000                # seconds to wait for the answer; then the call is CANCELLED
-
-[deploy]                      # copy_workspace_to_project
-# Extensions copied (the default: web pages, styles, scripts, JSON, Markdown, images
-# and fonts); anything else, source maps included, is reported and left out.
-# extensions = [".html", ".css", ".js", ".json", ".md", ".png", ".woff2"]
-protected = []                # target paths never deleted, besides .git/, README.md,
-#                             # local-tools.toml and .local-tools/; globs, e.g. ["CNAME"]
-
-[limits]
-max_output_lines = 2000
-max_output_bytes = 51200
-exec_timeout = 60             # seconds, a command's default timeout (at most 600)
-max_processes = 8             # commands running at once, background ones included
-
-[toolsets]
-enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
-disabled = []                 # toolsets to leave out even when enabled matches
-
-[http]                        # `local-tools serve http` (the openlink extension, the console)
-# Browser origins allowed to call it besides its own console page; * matches any text.
-allowed_origins = ["chrome-extension://*", "moz-extension://*"]
-"""
 
 
 def default_config_toml() -> str:
     """A commented `local-tools.toml` that loads back to the defaults."""
-    return _TEMPLATE
+    from local_tools.core.config_template import TEMPLATE  # only `init` needs the text
+
+    return TEMPLATE

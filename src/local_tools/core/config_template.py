@@ -1,0 +1,92 @@
+"""The commented `local-tools.toml` that `local-tools init` writes.
+
+Every table of ``Config`` appears with its defaults, so the file loads back to them
+(tests/core/test_config.py checks both); keep the two in step when a key is added.
+"""
+
+__all__ = ["TEMPLATE"]
+
+TEMPLATE = """\
+# local-tools configuration. Every key is optional: the values below are the
+# defaults, and commented lines show what you can add. Docs: DESIGN.md §4.
+
+[workspace]
+# root = "."                  # the jail; default: the workspace (--workspace or the
+#                             # current directory); relative paths resolve against
+#                             # this file's directory
+extra_roots = []              # more allowed roots, read-only
+writable_roots = []           # more allowed roots, writable
+
+[permissions]
+# permission = action | { pattern = action }; action is "allow", "deny" or "ask".
+# Patterns: * any text, ? one character, matched against the whole subject;
+# a trailing " *" is optional ("ls *" also matches bare "ls"). The last matching
+# rule wins, and these rules come after the built-in defaults:
+#   read:file = allow (but .env-style files ask), write:file = allow (.git/ asks),
+#   delete:file = ask, network:outbound = ask, skill = allow,
+#   execute:command = ask, except read-only commands (ls, cat, git status, rg, ...).
+# Subjects: the workspace-relative path for *:file, each simple command for
+# execute:command, the host for network:outbound, the skill's name for skill.
+#
+# "delete:file" = { "build/*" = "allow" }
+# "execute:command" = { "git status*" = "allow", "pytest *" = "allow", "rm -rf *" = "deny" }
+# "network:outbound" = { "*.python.org" = "allow" }
+
+# Per-user rules, applied after [permissions]:
+# [users.alice.permissions]
+# "execute:command" = "deny"
+
+[sandbox]                     # how exec_cmd confines commands (bubblewrap or Landlock)
+mode = "workspace-write"      # off | read-only | workspace-write (roots + $TMPDIR)
+network = false               # may sandboxed commands use the network
+
+[network]                     # web_fetch, http_request, web_search
+allow_private = []            # hosts or CIDRs exempt from the private-address guard,
+#                             # e.g. ["localhost", "10.0.0.0/8"]; the default refuses
+#                             # loopback, the LAN, link-local/metadata and the like
+respect_robots = false        # web_fetch honours robots.txt when true
+user_agent = ""               # "": local-tools/VERSION (an LLM agent's web tool; ...)
+proxy = ""                    # an http(s) proxy for web tools; environment proxies are ignored
+
+[network.search]              # web_search; the API key is read from the environment
+provider = ""                 # searxng | brave | tavily | exa ("": web_search is unavailable)
+url = ""                      # searxng: your instance, e.g. "http://127.0.0.1:8888";
+#                             # others: the API endpoint when not the public one
+api_key_env = ""              # "": BRAVE_API_KEY, TAVILY_API_KEY or EXA_API_KEY
+
+[browser]                     # the browser_* tools (Playwright driving Chromium)
+executable = ""               # "": /usr/bin/chromium, else chromium or chrome on PATH
+headless = true               # false: a visible window (needs a display)
+downloads = "downloads"       # the workspace folder a page's downloads land in
+max_download_mb = 100         # a bigger download is cancelled
+
+[knowledge]                   # the memory and project tools' store
+url = ""                      # "": a SQLite file per workspace in the state folder;
+#                             # "postgresql://user@host:5432/dbname": one database a team
+#                             # shares (password from PGPASSWORD or ~/.pgpass, not here)
+pg_schema = "public"          # PostgreSQL: the schema holding the tables (one per project)
+
+[review]                      # review_* tools: the person passes, edits or comments
+timeout = 3000                # seconds to wait for the answer; then the call is CANCELLED
+
+[deploy]                      # copy_workspace_to_project
+# Extensions copied (the default: web pages, styles, scripts, JSON, Markdown, images
+# and fonts); anything else, source maps included, is reported and left out.
+# extensions = [".html", ".css", ".js", ".json", ".md", ".png", ".woff2"]
+protected = []                # target paths never deleted, besides .git/, README.md,
+#                             # local-tools.toml and .local-tools/; globs, e.g. ["CNAME"]
+
+[limits]
+max_output_lines = 2000
+max_output_bytes = 51200
+exec_timeout = 60             # seconds, a command's default timeout (at most 600)
+max_processes = 8             # commands running at once, background ones included
+
+[toolsets]
+enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
+disabled = []                 # toolsets to leave out even when enabled matches
+
+[http]                        # `local-tools serve http` (the openlink extension, the console)
+# Browser origins allowed to call it besides its own console page; * matches any text.
+allowed_origins = ["chrome-extension://*", "moz-extension://*"]
+"""
