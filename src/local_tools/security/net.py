@@ -24,7 +24,6 @@ import ipaddress
 import socket
 import ssl
 import time
-import zlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,16 +31,16 @@ from typing import Any
 
 import httpcore
 import httpx
-import idna
 
 from local_tools.core.errors import (
-    InvalidInput,
     NetworkError,
     PermissionDenied,
     ToolError,
     ToolTimeout,
 )
+from local_tools.security.bounded_decode import decoder
 from local_tools.security.ip_ranges import IPAddress, blocked_reason
+from local_tools.security.urls import host_key, parse_url, rule_host, url_host
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -253,51 +252,7 @@ def _ssl_context() -> ssl.SSLContext:
 
 
 # --------------------------------------------------------------------------- requests
-
-
-def parse_url(url: str) -> httpx.URL:
-    """The URL as httpx will use it; InvalidInput unless it is an absolute http(s) URL."""
-    try:
-        parsed = httpx.URL(url.strip())
-        host = parsed.host  # decodes an xn-- label: may fail (IDNAError is a ValueError)
-    except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise InvalidInput(f"Not a valid URL: {url!r} ({exc}).") from None
-    if parsed.scheme not in ("http", "https"):
-        what = f"'{parsed.scheme}:' URLs" if parsed.scheme else "URLs without http:// or https://"
-        raise InvalidInput(f"Web tools fetch http and https URLs only, not {what}: {url!r}.")
-    if not host:
-        raise InvalidInput(f"The URL has no host: {url!r}.")
-    return parsed
-
-
-def url_host(url: str) -> str:
-    """The host a URL reaches, as the permission rules see it (userinfo left out, so
-    ``http://good.com@127.0.0.1/`` is 127.0.0.1, a trailing dot too); the text itself
-    when unparsable."""
-    try:
-        return _rule_host(httpx.URL(url.strip())) or url
-    except (httpx.InvalidURL, TypeError, ValueError):
-        return url
-
-
-def _rule_host(url: httpx.URL) -> str:
-    return _host_key(_unicode_host(url.raw_host))
-
-
-def _unicode_host(raw: bytes) -> str:
-    """A host in its Unicode spelling, label by label (IDNA 2008): httpx's own `host` is
-    Unicode for `faß.de` but punycode for `sub.faß.de`, so one rule would see two names."""
-    ascii_host = raw.decode("ascii")
-    try:
-        return str(idna.decode(ascii_host))
-    except (idna.IDNAError, UnicodeError, ValueError):
-        return ascii_host  # an IP literal, or a label idna cannot map: as it was sent
-
-
-def _host_key(host: str) -> str:
-    """The host as rules name it: "docs.example." is the fully qualified "docs.example",
-    one DNS name, so a rule about one is about the other."""
-    return host.lower().rstrip(".")
+# (URLs and hosts: urls.py; bounded content decoding: bounded_decode.py)
 
 
 @dataclass
@@ -351,7 +306,7 @@ async def request(
                 user_agent=user_agent or default_user_agent(),
                 proxy=proxy,
                 check_host=check_host,
-                checked={_host_key(h) for h in checked_hosts},
+                checked={host_key(h) for h in checked_hosts},
                 max_redirects=max_redirects,
                 started=started,
             ),
@@ -395,7 +350,7 @@ async def _exchange(
         trust_env=False,
     ) as client:
         while True:
-            host = _rule_host(url)
+            host = rule_host(url)
             if check_host is not None and host not in checked:
                 await check_host(host)
                 checked.add(host)
@@ -479,7 +434,7 @@ async def _read_capped(
     The content coding is decoded here, never more than the cap at a time: httpx
     decodes each network read whole, so a few KB of brotli or gzip-of-gzip would be
     gigabytes in memory before any cap could apply."""
-    decode = _decoder(response, url)
+    decode = decoder(response, url)
     chunks: list[bytes] = []
     size = 0
     stream = response.aiter_raw()
@@ -496,85 +451,6 @@ async def _read_capped(
     finally:
         await stream.aclose()  # type: ignore[attr-defined]
     return b"".join(chunks), False
-
-
-# (compressed bytes, most bytes to return) -> decoded bytes, at most that many
-Decode = Callable[[bytes, int], bytes]
-
-
-def _decoder(response: httpx.Response, url: httpx.URL) -> Decode:
-    codings = [
-        c.strip().lower()
-        for value in response.headers.get_list("content-encoding")
-        for c in value.split(",")
-    ]
-    codings = [c for c in codings if c in ("gzip", "deflate", "br")]  # others: as httpx, raw
-    if not codings:
-        return lambda data, limit: data
-    if len(codings) > 1:
-        raise NetworkError(
-            f"{url} sent a body encoded more than once ({', '.join(codings)}); web tools "
-            "decode one content coding.",
-            details={"cause": "read", "host": url.host},
-        )
-    if codings[0] == "br":
-        return _brotli_decoder(url)
-    zlib_decoder = _zlib_decoder(codings[0] == "gzip")
-
-    def decode(data: bytes, limit: int) -> bytes:
-        try:
-            return zlib_decoder(data, limit)
-        except zlib.error as exc:
-            raise _undecodable(url, codings[0], exc) from None
-
-    return decode
-
-
-def _zlib_decoder(gzip: bool) -> Decode:
-    # deflate is zlib-wrapped per the RFC, raw deflate in practice: try one, then the other.
-    state = {"d": zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)}
-    first = [not gzip]
-
-    def decode(data: bytes, limit: int) -> bytes:
-        d = state["d"]
-        try:
-            out = d.decompress(data, limit)
-        except zlib.error:
-            if not first[0]:
-                raise
-            state["d"] = d = zlib.decompressobj(-zlib.MAX_WBITS)
-            out = d.decompress(data, limit)
-        first[0] = False
-        return out  # shorter than limit: all input used; as long: past the cap, stop
-
-    return decode
-
-
-def _brotli_decoder(url: httpx.URL) -> Decode:
-    import brotli
-
-    d = brotli.Decompressor()
-
-    def decode(data: bytes, limit: int) -> bytes:
-        try:
-            out = d.process(data, output_buffer_limit=limit)
-            while len(out) < limit and not d.can_accept_more_data():
-                more = d.process(b"", output_buffer_limit=limit - len(out))
-                if not more:
-                    break
-                out += more
-        except brotli.error as exc:
-            raise _undecodable(url, "br", exc) from None
-        return out
-
-    return decode
-
-
-def _undecodable(url: httpx.URL, coding: str, exc: Exception) -> NetworkError:
-    return NetworkError(
-        f"{url} sent a body that does not decode as {coding}: {exc}.",
-        details={"cause": "read", "host": url.host},
-    )
 
 
 def _network_error(exc: httpx.HTTPError, url: httpx.URL, timeout: float) -> ToolError:
