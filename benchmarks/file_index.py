@@ -35,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from local_tools.search.engine import get_engine
-from local_tools.search.file_index import FileIndex, _Snapshot, _substring
+from local_tools.search.file_index import FileIndex
+from local_tools.search.file_ranking import Snapshot, _substring
 from local_tools.search.listing import list_files
 from machine import describe
 
@@ -141,7 +142,7 @@ def list_scan(lower: list[str], blower: list[str], q: str, limit: int) -> list[i
     return found
 
 
-def blob_scan(snap: _Snapshot, q: str, limit: int) -> list[int]:
+def blob_scan(snap: Snapshot, q: str, limit: int) -> list[int]:
     """Rules 1-2 by `str.find` over the path and name blobs (no folder merge)."""
     found = _substring(snap.bblob, snap.bstarts, q, limit, ())
     if len(found) < limit:
@@ -177,14 +178,14 @@ def main() -> None:
         listed = [p for block in list_files(root) for p in block]
         walk.append(time.perf_counter() - t)
         t = time.perf_counter()
-        _Snapshot(list(listed), listed_at=0.0)
+        Snapshot(list(listed), listed_at=0.0)
         build.append(time.perf_counter() - t)
         with FileIndex(root, first_wait=600, ttl=3600) as ix:
             t = time.perf_counter()
             ix.search("")
             cold.append(time.perf_counter() - t)
     tracemalloc.start()
-    kept = _Snapshot(list(listed), listed_at=0.0)
+    kept = Snapshot(list(listed), listed_at=0.0)
     memory = tracemalloc.get_traced_memory()[0] / 2**20
     tracemalloc.stop()
     del kept
