@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled, Conflict, InvalidInput, ToolError
-from local_tools.core.tool import Args, Output
+from local_tools.core.tool import Args, Hints, Output, Tool, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.freshness import file_lock, note_read
 from local_tools.editing.textfile import TextFile, encode_text, read_text_file
@@ -30,7 +30,7 @@ from local_tools.interact.base import (
     ReviewAnswer,
     ReviewRequest,
 )
-from local_tools.tools._common import file_subjects, shown_path
+from local_tools.tools._common import file_subjects, path_subject, shown_path
 
 __all__ = [
     "MAX_REVIEW_CHARS",
@@ -41,6 +41,7 @@ __all__ = [
     "render_review",
     "review_content",
     "review_file",
+    "review_tool",
 ]
 
 REVIEW_TOOL_TIMEOUT = 3600.0 + 60.0  # the runner's backstop; [review] timeout decides
@@ -256,3 +257,39 @@ def _write_edit(
 
 def _identity(tf: TextFile) -> tuple[int, int]:
     return (os.stat(tf.real).st_dev, tf.version[0])
+
+
+def review_tool(name: str, description: str, *, file: bool, feedback: bool) -> Tool:
+    """Declare one of the four review tools: of a file (which needs `write:file` on it:
+    an edit is written back) or of a draft; with or without the feedback answer."""
+    if file:
+
+        async def run_file(args: FileReviewArgs, ctx: ToolContext) -> dict[str, Any]:
+            return await review_file(ctx, args, feedback=feedback)
+
+        return tool(
+            name,
+            args=FileReviewArgs,
+            description=description,
+            permission="write:file",  # an edit is written back, as the edit tool would
+            subjects=path_subject,
+            hints=Hints(read_only=False),
+            toolset="review",
+            render=render_review,
+            output=ReviewOutput,
+            timeout=REVIEW_TOOL_TIMEOUT,
+        )(run_file)
+
+    async def run_content(args: ContentReviewArgs, ctx: ToolContext) -> dict[str, Any]:
+        return await review_content(ctx, args, feedback=feedback)
+
+    return tool(
+        name,
+        args=ContentReviewArgs,
+        description=description,
+        hints=Hints(read_only=True),
+        toolset="review",
+        render=render_review,
+        output=ReviewOutput,
+        timeout=REVIEW_TOOL_TIMEOUT,
+    )(run_content)

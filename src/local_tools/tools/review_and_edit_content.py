@@ -1,18 +1,6 @@
 """review_and_edit_content: put a draft to the person for review (see tools/_review.py)."""
 
-from __future__ import annotations
-
-from typing import Any
-
-from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
-from local_tools.tools._review import (
-    REVIEW_TOOL_TIMEOUT,
-    ContentReviewArgs,
-    ReviewOutput,
-    render_review,
-    review_content,
-)
+from local_tools.tools._review import review_tool
 
 DESCRIPTION = """Show a draft (not a file yet) to the user: they pass it or edit it.
 
@@ -21,16 +9,6 @@ sees it with your title and prompt and answers pass or edit; on edit the result
 has their text (content) and a diff: use it from then on. Nobody there, a
 dismissal or the timeout is CANCELLED: never treat that as approval."""
 
-
-@tool(
-    "review_and_edit_content",
-    args=ContentReviewArgs,
-    description=DESCRIPTION,
-    hints=Hints(read_only=True),
-    toolset="review",
-    render=render_review,
-    output=ReviewOutput,
-    timeout=REVIEW_TOOL_TIMEOUT,
+review_and_edit_content = review_tool(
+    "review_and_edit_content", DESCRIPTION, file=False, feedback=False
 )
-async def review_and_edit_content(args: ContentReviewArgs, ctx: ToolContext) -> dict[str, Any]:
-    return await review_content(ctx, args, feedback=False)

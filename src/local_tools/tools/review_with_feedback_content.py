@@ -1,18 +1,6 @@
 """review_with_feedback_content: put a draft to the person for review (see tools/_review.py)."""
 
-from __future__ import annotations
-
-from typing import Any
-
-from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
-from local_tools.tools._review import (
-    REVIEW_TOOL_TIMEOUT,
-    ContentReviewArgs,
-    ReviewOutput,
-    render_review,
-    review_content,
-)
+from local_tools.tools._review import review_tool
 
 DESCRIPTION = """Show a draft (not a file yet) to the user: they pass it, edit it, or give feedback.
 
@@ -21,16 +9,6 @@ on what to change. On feedback, redo the draft following it and review again;
 on edit, use their text. Nobody there, a dismissal or the timeout is CANCELLED:
 never treat that as approval."""
 
-
-@tool(
-    "review_with_feedback_content",
-    args=ContentReviewArgs,
-    description=DESCRIPTION,
-    hints=Hints(read_only=True),
-    toolset="review",
-    render=render_review,
-    output=ReviewOutput,
-    timeout=REVIEW_TOOL_TIMEOUT,
+review_with_feedback_content = review_tool(
+    "review_with_feedback_content", DESCRIPTION, file=False, feedback=True
 )
-async def review_with_feedback_content(args: ContentReviewArgs, ctx: ToolContext) -> dict[str, Any]:
-    return await review_content(ctx, args, feedback=True)
