@@ -31,7 +31,7 @@ from local_tools.deploy.plan import Plan, Protection
 from local_tools.deploy.tree import Dirs, open_regular, walk
 from local_tools.security.dirfd import Dir
 from local_tools.security.os_errors import Changed
-from local_tools.security.syscalls import rename_exchange
+from local_tools.security.syscalls import rename_exchange, renameat2_noreplace
 
 __all__ = ["apply_plan", "clean_leftovers"]
 
@@ -103,12 +103,10 @@ def apply_plan(
         finally:
             stage.close()
         if target is None:
-            if _exists(parent, name):
-                raise Conflict(f"{name} appeared while the deploy ran; nothing was changed.")
-            parent.rename(stage_name, name)
+            _rename_new(parent, stage_name, name)
             parent.fsync()
             return None
-        if not rename_exchange(stage_name, name, parent.fd):
+        if not rename_exchange(parent.at(stage_name), parent.at(name), parent.fd):
             _swap_by_renames(parent, stage_name, name)
             return None
         parent.fsync()
@@ -267,6 +265,21 @@ def _copy_file(src_dir: Dir, name: str, out_dir: Dir) -> None:
             os.close(fd_out)
     finally:
         os.close(fd_in)
+
+
+def _rename_new(parent: Dir, stage_name: str, name: str) -> None:
+    """Put the staged tree in place of a target that did not exist, never over one that
+    appeared meanwhile (os.replace would silently take an empty folder's place)."""
+    appeared = Conflict(f"{name} appeared while the deploy ran; nothing was changed.")
+    if parent.fd is not None:
+        try:
+            if renameat2_noreplace(parent.fd, stage_name, name):
+                return
+        except FileExistsError:
+            raise appeared from None
+    if _exists(parent, name):
+        raise appeared
+    parent.rename(stage_name, name)
 
 
 def _swap_by_renames(parent: Dir, stage_name: str, name: str) -> None:
