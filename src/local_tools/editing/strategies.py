@@ -66,6 +66,8 @@ _ANCHOR_LIMIT = 64
 _ANCHOR_CHOICES = 3
 _SPACE = r"[^\S\n]*"  # whitespace within a line ('\r' included)
 _ANY = r"[^\n]*"
+# What a blank line's pattern may be, narrowest first: each accepts what those before do.
+_BREADTH = ("", r"\r?", _SPACE, _ANY)
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,11 @@ def _pattern(query: Query, top: int) -> re.Pattern[str]:
             lead = _ANY
         if i == last and query.open_end:
             end = _ANY
+        if not core:
+            # A blank line: one quantifier, not `lead` and `end` back to back. Two
+            # adjacent ones can split a run of spaces in n ways, and a failure further
+            # on retries every split of every blank line: exponential backtracking.
+            lead, end = "", max(lead, end, key=_BREADTH.index)
         if i == 0 and core:
             # Start with the literal, not "^": the regex engine then skips ahead to
             # its occurrences at C speed. _verify checks the rest of that line.

@@ -29,7 +29,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from local_tools.search.glob_match import GlobError, glob_regex
+from local_tools.search.glob_dfa import GlobAutomaton
+from local_tools.search.glob_match import (
+    REGEX_MAX_PATH,
+    CompiledGlob,
+    GlobError,
+    compile_glob,
+    glob_automaton,
+)
 from local_tools.security.syscalls import READ_FLAGS
 
 __all__ = [
@@ -49,7 +56,7 @@ MAX_IGNORE_FILE_BYTES = 1 << 20
 class _Rule:
     whitelist: bool
     dir_only: bool
-    regex: str
+    glob: CompiledGlob
 
 
 def _parse(line: str) -> tuple[bool, bool, bool, str] | None:
@@ -89,30 +96,53 @@ def _rule(line: str) -> _Rule | None:
     if glob.endswith("/**"):
         glob += "/*"
     try:
-        regex = glob_regex(glob, allow_unclosed_class=True)
+        compiled = compile_glob(glob, allow_unclosed_class=True)
     except GlobError:
         return None  # ripgrep warns and skips the line
-    return _Rule(whitelist, dir_only, regex)
+    return _Rule(whitelist, dir_only, compiled)
 
 
-def _combine(rules: Sequence[_Rule]) -> tuple[re.Pattern[bytes] | None, tuple[bool, ...]]:
-    """One regex for all rules, last rule first: the matching group is the rule that wins."""
+@dataclass(frozen=True)
+class _Rules:
+    """One file's rules, last rule first: the rule that matches first wins.
+
+    One regex for all of them, whose matching group is the rule that wins, when every
+    rule's regex is safe (see `compile_glob`) and the path is short; else the automaton
+    of all of them, whose best rank is that rule.
+    """
+
+    regex: re.Pattern[bytes] | None
+    automaton: GlobAutomaton
+    white: tuple[bool, ...]  # by group number / rank (1-based)
+
+    def winner(self, path: bytes) -> int | None:
+        if self.regex is not None and len(path) <= REGEX_MAX_PATH:
+            m = self.regex.fullmatch(path)
+            return None if m is None else m.lastindex or 0
+        return self.automaton.match(path)
+
+
+def _combine(rules: Sequence[_Rule]) -> _Rules | None:
     if not rules:
-        return None, ()
+        return None
     ordered = list(reversed(rules))
-    source = "|".join(f"({r.regex})" for r in ordered)
-    return re.compile(source.encode("ascii")), (False, *(r.whitelist for r in ordered))
+    regex = None
+    if all(r.glob.regex_safe for r in ordered):
+        source = "|".join(f"({r.glob.regex})" for r in ordered)
+        regex = re.compile(source.encode("ascii"))
+    automaton = glob_automaton([(r.glob.tokens, i) for i, r in enumerate(ordered, 1)])
+    return _Rules(regex, automaton, (False, *(r.whitelist for r in ordered)))
 
 
 class IgnoreMatcher:
     """The globs of one folder's ignore file(s) of one kind (or of the parent layer)."""
 
-    __slots__ = ("_dirs", "_dirs_white", "_files", "_files_white")
+    __slots__ = ("_dirs", "_files")
 
     def __init__(self, lines: Iterable[str]) -> None:
         rules = [r for r in map(_rule, lines) if r is not None]
-        self._files, self._files_white = _combine([r for r in rules if not r.dir_only])
-        self._dirs, self._dirs_white = _combine(rules)
+        self._files = _combine([r for r in rules if not r.dir_only])
+        self._dirs = _combine(rules)
 
     @property
     def empty(self) -> bool:
@@ -120,15 +150,13 @@ class IgnoreMatcher:
 
     def match(self, path: bytes, is_dir: bool) -> int:
         """1 ignored, -1 re-included (whitelisted), 0 no line matches. `path` is relative."""
-        regex, white = (
-            (self._dirs, self._dirs_white) if is_dir else (self._files, self._files_white)
-        )
-        if regex is None:
+        rules = self._dirs if is_dir else self._files
+        if rules is None:
             return 0
-        m = regex.fullmatch(path)
-        if m is None:
+        winner = rules.winner(path)
+        if winner is None:
             return 0
-        return -1 if white[m.lastindex or 0] else 1
+        return -1 if rules.white[winner] else 1
 
 
 def read_ignore_lines(path: str) -> list[str]:
