@@ -21,14 +21,17 @@ def test_public_names_pinned() -> None:
 def test_tool_runner_run_as_in_the_guide(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (workspace / "notes.txt").write_text("guide\n")
     monkeypatch.chdir(workspace)
-    env = tool_runner.run({"tool": "FileRead", "args": {"path": "notes.txt", "user_id": "alice"}})
+    env = tool_runner.run({"tool": "FileRead", "args": {"path": "notes.txt"}, "user_id": "alice"})
     assert ok(env)["content"] == "guide\n"
     env = tool_runner.run(
-        {"tool": "FileWrite", "args": {"path": "n.txt", "content": "x", "user_id": "alice"}}
+        {"tool": "FileWrite", "args": {"path": "n.txt", "content": "x"}, "user_id": "alice"}
     )
     assert ok(env)["created"] is True
+    # The guide's old spelling, user_id inside args, still runs (as the default user).
+    env = tool_runner.run({"tool": "FileRead", "args": {"path": "notes.txt", "user_id": "alice"}})
+    assert ok(env)["content"] == "guide\n"
     err(
-        tool_runner.run({"tool": "ListDirectory", "args": {"path": "..", "user_id": "a"}}),
+        tool_runner.run({"tool": "ListDirectory", "args": {"path": ".."}, "user_id": "a"}),
         "PERMISSION_DENIED",
     )
 
@@ -52,6 +55,26 @@ def test_tool_runner_host_user_id_wins(workspace: Path, monkeypatch: pytest.Monk
     env = tool_runner.run(request)
     err(env, "PERMISSION_DENIED")
     assert "top secret" not in str(env)
+
+
+def test_tool_runner_user_id_in_args_never_picks_the_user(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model that writes user_id into its args gets the default user's rules."""
+    (workspace / "payroll.txt").write_text("top secret")
+    config = tmp_path / "user-config.toml"  # the user's own config: always applies
+    config.write_text(
+        '[permissions]\n"read:file" = { "payroll.txt" = "deny" }\n'
+        '[users.admin.permissions]\n"read:file" = "allow"\n'
+    )
+    monkeypatch.setenv("LOCAL_TOOLS_CONFIG", str(config))
+    monkeypatch.chdir(workspace)
+    request = {"tool": "read_file", "args": {"path": "payroll.txt", "user_id": "admin"}}
+    env = tool_runner.run(request)
+    err(env, "PERMISSION_DENIED")
+    assert "top secret" not in str(env)
+    # The host naming admin is what grants it.
+    assert ok(tool_runner.run({**request, "user_id": "admin"}))["content"] == "top secret"
 
 
 @pytest.mark.parametrize("args", ["a.txt", [1, 2], 3])

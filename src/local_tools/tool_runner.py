@@ -1,7 +1,10 @@
 """The Python guide's entry point: ``run({"tool": "FileRead", "args": {...}})`` → envelope.
 
-``user_id`` may sit inside ``args`` (as the guide shows) or beside them. The
-workspace is the current directory unless the request names one.
+``user_id`` is the host's, beside ``args``: ``{"tool": ..., "args": {...}, "user_id":
+"alice"}``. A ``user_id`` inside ``args`` (where the guide once put it) is dropped and
+never decides: args are what the model wrote, and a model must not pick whose rules and
+"always" answers apply. The workspace is the current directory unless the request
+names one.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ def run(request: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         return _error(ErrorCode.INVALID_INPUT, '"args" must be an object of named arguments.')
     args = dict(raw)
-    # The host's user_id (beside args) wins: a model writing "user_id" into its own
-    # arguments must not choose whose permissions apply.
-    in_args = args.pop("user_id", None)
-    user_id = str(request.get("user_id") or in_args or "default")
+    # Only the host sets the user: a model writing "user_id" into its own arguments
+    # must not choose whose permissions apply.
+    args.pop("user_id", None)
+    user_id = str(request.get("user_id") or "default")
     workspace = str(request.get("workspace") or os.getcwd())
     toolbox = _toolboxes.get(workspace)
     if toolbox is None:
