@@ -104,3 +104,52 @@ def test_sqlite_export_imports_into_postgresql(
 
         with psycopg.connect(pg_server, autocommit=True) as admin:
             admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _exported(tb: Toolbox, workspace: Path) -> dict[str, Any]:
+    _fill(tb)
+    ok(tb.run("export_knowledge", {"path": "good.json"}))
+    return json.loads((workspace / "good.json").read_text())
+
+
+def _spoiled(doc: dict[str, Any], table: str, **changes: Any) -> dict[str, Any]:
+    spoiled = json.loads(json.dumps(doc))
+    spoiled[table][0].update(changes)
+    return spoiled
+
+
+BAD_ROWS = [
+    ("items", {"status": "exploded"}),
+    ("items", {"kind": "epic"}),
+    ("items", {"priority": "urgent"}),
+    ("items", {"id": "TASK-1; DROP"}),
+    ("items", {"title": None}),
+    ("memories", {"kind": "rumour"}),
+    ("memories", {"scope": "galaxy"}),
+    ("memories", {"history": "not json"}),
+    ("memories", {"history": '{"an": "object"}'}),
+    ("memories", {"history": "[1, 2]"}),
+    ("memories", {"tags": None}),
+    ("memories", {"id": 2**63}),
+    ("memories", {"promoted_from": "one"}),
+    ("links", {"rel": "owns"}),
+    ("kv", {"value": None}),
+]
+
+
+def test_invalid_rows_are_refused_as_on_create(tb: Toolbox, workspace: Path) -> None:
+    """A hand-edited export with values create would refuse: INVALID_INPUT, nothing
+    changed, and every tool that reads the store still answers (before: INTERNAL_ERROR)."""
+    doc = _exported(tb, workspace)
+    for n, (table, changes) in enumerate(BAD_ROWS):
+        (workspace / f"bad{n}.json").write_text(json.dumps(_spoiled(doc, table, **changes)))
+        message = err(
+            tb.run("import_knowledge", {"path": f"bad{n}.json", "mode": "replace"}),
+            "INVALID_INPUT",
+        )
+        assert table in message, (table, changes)
+    assert ok(tb.run("query_memory", {"keywords": "wal"}))["count"] == 2
+    assert ok(tb.run("get_requirements", {}))["count"] == 1
+    assert [s["id"] for s in ok(tb.run("get_implementation_plan"))["steps"]] == ["TASK-001"]
+    assert ok(tb.run("check_task_dependencies", {}))
+    assert ok(tb.run("memory", {"action": "read", "key": "k"}))["value"] == "v"

@@ -8,10 +8,12 @@ counters end at least as high as both sides had them, so no id is handed out twi
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from local_tools.core.errors import InvalidInput
+from local_tools.knowledge import memory, project
 from local_tools.knowledge.store import Conn, KnowledgeStore
 
 __all__ = ["FORMAT", "VERSION", "export", "import_"]
@@ -109,6 +111,9 @@ def _checked(doc: Any) -> dict[str, list[dict[str, Any]]]:
             bad = [c for c, v in row.items() if c in columns and isinstance(v, (dict, list))]
             if bad:
                 raise InvalidInput(f"{table}[{n}].{bad[0]} must be a plain value.")
+            problem = _ROW_CHECKS[table](row) if table in _ROW_CHECKS else None
+            if problem:
+                raise InvalidInput(f"{table}[{n}]: {problem}; nothing was imported.")
             if table == "counters" and not (
                 isinstance(row["kind"], str)
                 and isinstance(row["last"], int)
@@ -118,3 +123,83 @@ def _checked(doc: Any) -> dict[str, list[dict[str, Any]]]:
                 raise InvalidInput(f"counters[{n}] must have a kind name and a whole last >= 0.")
         out[table] = rows
     return out
+
+
+# -- what the tools that read the rows back rely on: checked as on create -------------
+
+_MAX_ID = 2**62
+_RELS = frozenset(rel for links in project.LINKS.values() for rel in links)
+
+
+def _choice(row: dict[str, Any], column: str, allowed: Any) -> str | None:
+    value = row.get(column)
+    if value not in allowed:
+        return f"{column} {value!r} is not one of {', '.join(map(str, allowed))}"
+    return None
+
+
+def _strings(
+    row: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...]
+) -> str | None:
+    for column in required:
+        if not isinstance(row.get(column), str):
+            return f"{column} must be text"
+    for column in optional:
+        if row.get(column) is not None and not isinstance(row[column], str):
+            return f"{column} must be text or null"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_ID
+
+
+def _memory_row(row: dict[str, Any]) -> str | None:
+    if not _whole(row.get("id")):
+        return "id must be a whole number >= 1"
+    if row.get("promoted_from") is not None and not _whole(row["promoted_from"]):
+        return "promoted_from must be a memory id or null"
+    problem = (
+        _choice(row, "kind", memory.KINDS)
+        or _choice(row, "scope", memory.SCOPES)
+        or _strings(
+            row,
+            ("title", "content", "tags", "history", "created_at", "updated_at"),
+            ("session", "user_id", "tool"),
+        )
+    )
+    if problem:
+        return problem
+    try:
+        history = json.loads(row["history"])
+    except ValueError:
+        history = None
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        return "history must be a JSON list of events (objects)"
+    return None
+
+
+def _item_row(row: dict[str, Any]) -> str | None:
+    problem = _choice(row, "kind", project.KINDS)
+    if problem:
+        return problem
+    kind = row["kind"]
+    prefix = project.PREFIXES[kind]
+    if not isinstance(row.get("id"), str) or not re.fullmatch(rf"{prefix}-\d{{1,18}}", row["id"]):
+        return f"a {kind} id looks like {prefix}-001, not {row.get('id')!r}"
+    return (
+        _choice(row, "status", project.STATUSES[kind])
+        or _choice(row, "priority", project.PRIORITIES)
+        or _strings(row, ("title", "description", "created_at", "updated_at"), ("user_id",))
+    )
+
+
+def _link_row(row: dict[str, Any]) -> str | None:
+    return _choice(row, "rel", sorted(_RELS)) or _strings(row, ("src", "dst"), ())
+
+
+def _kv_row(row: dict[str, Any]) -> str | None:
+    return _strings(row, ("key", "value"), ("user_id", "updated_at"))
+
+
+_ROW_CHECKS = {"memories": _memory_row, "items": _item_row, "links": _link_row, "kv": _kv_row}
