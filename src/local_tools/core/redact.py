@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REDACTED", "redact", "redact_clipped"]
+__all__ = ["REDACTED", "is_secret_header", "redact", "redact_clipped"]
 
 REDACTED = "[REDACTED]"
 
@@ -97,11 +97,16 @@ def _classify(key: Any) -> int:
     return kind
 
 
-def _is_secret_header(name: Any) -> bool:
+def is_secret_header(name: Any) -> bool:
+    """Whether a header of this name carries a credential (hidden in the audit, and not
+    sent on to another site on a redirect): X-Api-Key, PRIVATE-TOKEN, Authorization..."""
     if not isinstance(name, str):
         return False
     low = name.lower()
     return _classify(name) == _SECRET or any(part in low for part in _HEADER_SECRET_PARTS)
+
+
+_is_secret_header = is_secret_header
 
 
 # ------------------------------------------------------------------ secrets inside strings
@@ -116,6 +121,8 @@ _GATE = re.compile(
     # group up front would disable that, a common letter would stop it everywhere).
     r"=|: |:\t|:\"|:'|\":|':|://|BEGIN|Bearer|bearer|BEARER|Basic|basic|BASIC"
     r"|gh[pousr]_|github_pat_|glpat-|k[-_]|xox|J(?<=eyJ)|AKIA|ASIA|AIza"
+    # command-line credentials: --password X, curl -u user:pass, mysql -pX
+    r"|--|-u|mysql|mariadb|zation:|ZATION:"
 ).search
 
 # What the scanner looks for, in the lower-cased string: the start of a PEM private
@@ -124,7 +131,10 @@ _GATE = re.compile(
 # of password/passwd, "cret" of secret, "cred", "zation" of authorization). The
 # whole name is then read around the hit and judged by the same rules as dict keys,
 # so "token_count = 3" or "keyword: x" stay visible.
-_ANCHOR = re.compile(r"-----begin |bearer|basic|://|\?|&|word|wd|cre[td]|zation|ken|key|kie").search
+_ANCHOR = re.compile(
+    r"-----begin |bearer|basic|://|\?|&|word|wd|cre[td]|zation|ken|key|kie"
+    r"|--(?=[a-z])|-u(?=[ \t])|-p(?=[^\s-])"
+).search
 
 _PEM_BEGIN = re.compile(r"-----begin [a-z0-9 ]*private key(?: block)?-----")
 _PEM_END = re.compile(r"-----end [a-z0-9 ]*private key(?: block)?-----")
@@ -154,7 +164,8 @@ _QUOTED = ("dq", "sq", "eq")
 _AUTH_VALUE = re.compile(r"(?:[a-z][\w\-]*[ \t]+(?=[^\s\"'`]))?[^\s\"'`,;]+")
 _SCHEME = re.compile(r"[A-Za-z][\w\-]*[ \t]+(?=\S)")
 _LINE_REST = re.compile(r"[^\r\n\"'`]*")  # a Cookie header's value
-_LINE_END = re.compile(r"[ \t]*(?:[\r\n#}\]]|\Z)")
+# (a closing quote too: curl -H 'X-Api-Key: k' is a header line in quotes)
+_LINE_END = re.compile(r"[ \t]*(?:[\r\n#}\]\"'`]|\Z)")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{4,}={0,2}")
 # Unquoted values that hide nothing (kept, like None and booleans in dicts).
 _NOT_SECRET_VALUES = frozenset({"none", "null", "nil", "true", "false", "~"})
@@ -239,17 +250,48 @@ def _at_auth_scheme(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
     return a, b, REDACTED
 
 
+# A webhook's URL is its credential: whoever has it can post. The path after the part
+# that names the service is hidden (Slack, Discord, Teams, Zapier, any /webhook(s)/,
+# Telegram's /bot<token>).
+_URL_HOST_PATH = re.compile(r"([^\s/?#@\"'`]+)(/[^\s?#\"'`]*)")
+_WEBHOOK_PATH = re.compile(r"/(?:api/)?webhooks?/|/services/|/hooks/catch/|/bot(?=\d+:)")
+
+
 def _at_url(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
     m = _URL_CRED.match(low, end)
-    if m is None:
+    if m is not None:
+        group = 1 if m.group(1) is not None else 2
+        return m.start(group), m.end(group), REDACTED
+    url = _URL_HOST_PATH.match(low, end)
+    if url is None:
         return None
-    group = 1 if m.group(1) is not None else 2
-    return m.start(group), m.end(group), REDACTED
+    host, path = url.group(1), url.group(2)
+    marker = _WEBHOOK_PATH.search(path)
+    hooky = "hook" in host or (marker is not None and "hook" in marker.group())
+    if marker is None or not (hooky or marker.group().startswith("/bot")):
+        return None
+    a = url.start(2) + marker.end()
+    return (a, url.end(2), REDACTED) if a < url.end(2) else None
+
+
+# In a query string a bare `key` (Google's ?key=AIza...), `sig` and any signature
+# (X-Amz-Signature, Azure's sig) are credentials too.
+_QUERY_SECRET_NAMES = frozenset({"key", "sig", "auth", "code"})
+_QUERY_SECRET_PARTS = ("signature", "secret", "password", "credential", "session")
+
+
+def _query_secret(name: str) -> bool:
+    low = name.lower()
+    return (
+        low in _QUERY_SECRET_NAMES
+        or any(part in low for part in _QUERY_SECRET_PARTS)
+        or _kind_of_name(name) == _SECRET
+    )
 
 
 def _at_query(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
     m = _QUERY_PARAM.match(low, end)
-    if m is None or _kind_of_name(s[m.start(1) : m.end(1)]) != _SECRET:
+    if m is None or not _query_secret(s[m.start(1) : m.end(1)]):
         return None
     return m.start(2), m.end(2), REDACTED
 
@@ -263,7 +305,14 @@ def _at_name(s: str, low: str, start: int, end: int, floor: int) -> _Hit | int:
     sep = _KV_SEP.match(low, end)
     if sep is None:  # not followed by = or :, go past the name (each is read once)
         rest = _NAME_REST.match(low, end)
-        return rest.end() if rest else end
+        stop = rest.end() if rest else end
+        if low.startswith(":", stop):  # Authorization:token X (no space)
+            name = s[_name_before(s, start, floor) : stop]
+            if _normalize(name).strip("_") in _AUTH_HEADERS:
+                whole = _AUTH_VALUE.match(low, stop + 1)
+                if whole is not None:
+                    return stop + 1, whole.end(), _auth_value(s[stop + 1 : whole.end()])
+        return stop
     name = s[_name_before(s, start, floor) : sep.start("sep")]
     m = _KV_VALUE.match(low, sep.end())
     if m is None or _kind_of_name(name) != _SECRET:
@@ -293,8 +342,72 @@ def _at_name(s: str, low: str, start: int, end: int, floor: int) -> _Hit | int:
     return a, b, REDACTED
 
 
+# Command-line credentials. Only where an option starts a word.
+_LONG_OPTION = re.compile(r"([a-z][\w\-]*)[ \t]+")
+_SPACES = re.compile(r"[ \t]+")
+
+
+def _value_span(low: str, pos: int) -> tuple[int, int] | None:
+    m = _KV_VALUE.match(low, pos)
+    if m is None:
+        return None
+    for group in (*_QUOTED, "v"):
+        if m.group(group) is not None:
+            return m.span(group)
+    return None
+
+
+def _option_start(low: str, start: int) -> bool:
+    return start == 0 or low[start - 1] in " \t\"'=("
+
+
+def _after_colon(low: str, span: tuple[int, int] | None) -> _Hit:
+    """user:password (curl -u / --user): the password."""
+    if span is None:
+        return None
+    colon = low.find(":", *span)
+    return None if colon == -1 or colon + 1 == span[1] else (colon + 1, span[1], REDACTED)
+
+
+def _at_long_option(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
+    """--password X, --token X, --api-key X; curl --user user:password."""
+    if not _option_start(low, start):
+        return None
+    m = _LONG_OPTION.match(low, end)
+    if m is None:
+        return None
+    span = _value_span(low, m.end())
+    if low[m.start(1) : m.end(1)] == "user":
+        return _after_colon(low, span)
+    if span is None or _kind_of_name(s[m.start(1) : m.end(1)]) != _SECRET:
+        return None
+    a, b = span
+    if b == a or low[a] == "-" or low[a:b] in _NOT_SECRET_VALUES:
+        return None
+    return a, b, REDACTED
+
+
+def _at_user_option(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
+    """curl -u user:password."""
+    if not _option_start(low, start):
+        return None
+    spaces = _SPACES.match(low, end)
+    return _after_colon(low, _value_span(low, spaces.end() if spaces else end))
+
+
+def _at_mysql_password(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
+    """mysql -pSECRET (the password joined to -p), in a mysql or mariadb command."""
+    if not _option_start(low, start):
+        return None
+    if low.rfind("mysql", floor, start) == -1 and low.rfind("mariadb", floor, start) == -1:
+        return None
+    span = _value_span(low, end)
+    return None if span is None or span[0] == span[1] else (*span, REDACTED)
+
+
 _AT = {"-----begin ": _at_pem, "bearer": _at_auth_scheme, "basic": _at_auth_scheme}
 _AT.update({"://": _at_url, "?": _at_query, "&": _at_query})
+_AT.update({"--": _at_long_option, "-u": _at_user_option, "-p": _at_mysql_password})
 
 
 def _redact_shapes(s: str) -> str:
@@ -464,7 +577,16 @@ def redact(value: Any) -> Any:
         bearer token" or "basic usage": a Basic credential must look like base64);
       - the password in ``scheme://user:password@host``, a userinfo of 16+
         characters without a password (``https://<token>@github.com``), and
-        secret-named query parameters (``?access_token=...``);
+        secret-named query parameters (``?access_token=...``, and in a query also
+        ``key``, ``sig``, ``auth``, ``code`` and any ``*signature*``, ``*session*``);
+      - a webhook URL's path past the part naming the service (Slack ``/services/``,
+        Discord and others ``/webhooks/``, Zapier ``/hooks/catch/``, Telegram
+        ``/bot<token>``);
+      - command-line credentials: ``--password X``, ``--token X``, ``--api-key X``
+        (any secret-named long option with its value after a space), the password of
+        ``curl -u user:pass`` / ``--user user:pass``, ``mysql -pX`` (in a mysql or
+        mariadb command), ``Authorization:token X`` with no space;
+      - a header in quotes: ``-H 'X-Api-Key: k'``, ``-H "PRIVATE-TOKEN: k"``;
       - the body of a PEM private key (``-----BEGIN ... PRIVATE KEY-----`` to its END
         line, or to the end of the string if that was cut off);
       - well-known token shapes: GitHub (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``,
