@@ -9,7 +9,7 @@ Anything but an explicit accepted choice â€” decline, cancel, an unknown value â
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from local_tools.interact.base import (
@@ -44,6 +44,7 @@ class McpAsker:
     """An `Asker` that shows the request as an MCP elicitation form."""
 
     door = "mcp elicitation"  # how the audit names who answered
+    authenticated = "mcp-elicitation"  # the MCP client's form, on the client's connection
 
     def __init__(self, elicit: ElicitFunc) -> None:
         self._elicit = elicit
@@ -65,9 +66,10 @@ class McpAsker:
         picked = content.get(_CHOICE)
         choices = picked if isinstance(picked, list) else [picked] if picked else []
         text = content.get(_TEXT)
+        shown = _shown_options(request.options)  # as listed -> the option itself
         return checked_answer(
             request,
-            [c for c in choices if isinstance(c, str)],
+            [shown.get(c, c) for c in choices if isinstance(c, str)],
             text if isinstance(text, str) else None,
         )
 
@@ -93,11 +95,17 @@ def permission_form(request: PermissionRequest) -> tuple[str, dict[str, Any]]:
         f"subject: {subject}",
     ]
     if request.summary:
-        lines.append(f"summary: {safe_block(request.summary)}")
+        # The summary is the model's text and may span lines (a here-document): each
+        # line is escaped and marked as the summary's, so none can pass for a field.
+        first, *rest = safe_block(request.summary).split("\n")
+        lines.append(f"summary: {first}")
+        lines.extend(f"  | {line}" for line in rest)
     choices = ["once", "always", "deny"]
     if request.suggestion is not None:
         choices.insert(2, "pattern")
         lines.append(f"pattern: {safe_text(request.suggestion)}")
+    if request.summary and "\n" in request.summary:
+        lines.append(f"(the subject, again: {subject})")
     schema = {
         "type": "object",
         "properties": {
@@ -123,7 +131,9 @@ def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
     """A form with the options (single or multi-select enum) and a free-text field."""
     properties: dict[str, Any] = {}
     if request.options:
-        options = list(request.options)
+        # Escaped as everything else the model wrote (a newline or a bidi override
+        # could make one option look like another); answers are mapped back.
+        options = list(_shown_options(request.options))
         if request.multiple:
             properties[_CHOICE] = {
                 "type": "array",
@@ -136,6 +146,13 @@ def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
     properties[_TEXT] = {"type": "string", "title": title}
     message = f"local-tools: {safe_text(request.tool)} asks\n{safe_text(request.question)}"
     return message, {"type": "object", "properties": properties}
+
+
+def _shown_options(options: Sequence[str] | None) -> dict[str, str]:
+    shown: dict[str, str] = {}
+    for option in options or ():
+        shown.setdefault(safe_text(option), option)
+    return shown
 
 
 _DECISION = "decision"
