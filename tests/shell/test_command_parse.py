@@ -477,3 +477,60 @@ def test_parsing_from_many_threads() -> None:
 
 def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+# --- words only known at run time: the command is not understood --------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "find . $x",
+        'find . "$x"',
+        "find . $(id)",
+        "find . `id`",
+        "find . $((1))",
+        "find . {-exec,}",
+        "find . -e{x,}ec",
+        "find . {a..c}",
+        'find . {"a",b}',
+        "find . ~user",
+        "find . ~+",
+        "find . ~-",
+        "find . a=~/x",
+        "find . a=b:~",
+        "find . -ex*c",
+        "find . *",  # may match a file named -delete
+        "find . ?x",
+        "find . [-]delete",
+        "ls | xargs sort",
+        "cat < $f",
+        "t='1 touch x'; timeout $t ls",
+    ],
+)
+def test_words_only_known_at_run_time_make_it_inexact(source: str) -> None:
+    assert any(c.inexact for c in parse_command(source).commands), source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "find . '{-exec,}' \\{a,b\\} {a\\,b} {} {a}",
+        "find . -name '*.py' -name \\*.txt -name \"?\"",
+        "find . ~ ~/x '~user' a=\\~ --opt=~/x",
+        "find src/* ./*",  # a pattern that cannot start with '-'
+        "ls * ?.txt [ab]*",  # ls has no option that writes or runs
+        "diff <(ls) <(ls -a)",
+        "find . -ex''ec $'-exec' -e\\xec",
+        "ls | xargs cat",
+    ],
+)
+def test_words_read_exactly_are_not_inexact(source: str) -> None:
+    assert not any(c.inexact for c in parse_command(source).commands), source
+
+
+def test_brace_and_tilde_words_keep_their_source_text() -> None:
+    cmd = parse_command("sort {-o,PWN} a.txt ~root").commands[0]
+    assert cmd.argv == ("sort", "{-o,PWN}", "a.txt", "~root")
+    assert cmd.static == (True, False, True, False)
+    assert cmd.unknown == ("{-o,PWN}", "~root")

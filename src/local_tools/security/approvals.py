@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from local_tools.core.state import write_state_file
+from local_tools.security.patterns import exact_only
 
 __all__ = ["Approval", "ApprovalStore"]
 
@@ -71,6 +72,8 @@ class ApprovalStore:
         self, user_id: str, permission: str, subject: str | None, *, pattern: bool = False
     ) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        # A described subject (a command not understood) is only ever approved verbatim.
+        pattern = pattern and subject is not None and not exact_only(subject)
         approval = Approval(user_id, permission, subject, stamp, pattern)
         with self._lock:
             self._merge_from_disk()  # keep what other processes approved meanwhile

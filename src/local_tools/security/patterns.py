@@ -11,7 +11,17 @@ import re
 import shlex
 from functools import lru_cache
 
-__all__ = ["compile_pattern", "match_pattern", "suggest_pattern"]
+__all__ = [
+    "UNPARSED_PREFIX",
+    "compile_pattern",
+    "exact_only",
+    "match_pattern",
+    "suggest_pattern",
+]
+
+# A command that could not be analysed exactly is checked as one subject with this
+# prefix: only a rule matching any command ("*") can allow it, never `git status*`.
+UNPARSED_PREFIX = "(not understood) "
 
 
 @lru_cache(maxsize=4096)
@@ -44,10 +54,20 @@ _EXACT_ONLY = frozenset(
 )
 
 
+def exact_only(subject: str) -> bool:
+    """A subject in parentheses describes what is asked rather than naming it: a command
+    not understood (`(not understood) eval "touch x"`), a path only known at run time.
+    Its words are not what runs, so no pattern of them may be approved or suggested:
+    `(not *` would allow every command not understood, `eval "rm -rf ~"` included."""
+    return subject.startswith("(")
+
+
 def suggest_pattern(permission: str, subject: str | None) -> str | None:
     """A pattern to allow `subject` and its close relatives; None means the whole permission."""
     if subject is None:
         return None
+    if exact_only(subject):
+        return subject
     if permission == "execute:command":
         return _suggest_command(subject)
     if permission.endswith(":file") and permission != "read:file":

@@ -31,7 +31,7 @@ from local_tools.core.errors import PermissionDenied
 from local_tools.interact.base import Asker, NoPersonAvailable, PermissionRequest
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.defaults import DEFAULT_PERMISSIONS, PROTECTED_PERMISSIONS
-from local_tools.security.patterns import compile_pattern, suggest_pattern
+from local_tools.security.patterns import compile_pattern, exact_only, suggest_pattern
 
 __all__ = ["Decision", "Policy", "check_permission"]
 
@@ -335,9 +335,11 @@ class Policy:
             )
             # Literal unless the person picked a pattern: an approved `ls *.py` must
             # not approve `ls anything.py`.
+            # A pattern stored for a described subject (`(not *`, suggested by older
+            # versions) would allow every command not understood: read it verbatim.
             if approval.subject is None:
                 rules.append(("*", "allow", text))
-            elif approval.pattern:
+            elif approval.pattern and not exact_only(approval.subject):
                 rules.append((norm(approval.subject), "allow", text))
             else:
                 rules.append((_Literal(norm(approval.subject)), "allow", text))
@@ -379,7 +381,8 @@ def _suggestion(permission: str, subject: str | None) -> str | None:
     """A command prefix the person may approve instead of one exact command line.
 
     Only for commands, and only a prefix of the words that were shown (`npm test *`
-    for `npm test --watch`): never a wildcard that covers another program.
+    for `npm test --watch`): never a wildcard that covers another program, and never
+    one for a command not understood (see `exact_only`).
     """
     if permission != "execute:command" or subject is None:
         return None
@@ -415,6 +418,16 @@ def _no_asker_message(
     if subjects != [None]:
         what += " for " + ", ".join(_q(s) for s in subjects if s is not None)
     patterns = [suggest_pattern(permission, s) for s in subjects]
+    if any(p is not None and exact_only(p) and ("*" in p or "?" in p) for p in patterns):
+        # Rules read * and ? as wildcards: no rule names this subject alone.
+        return (
+            f"Permission needed: {what} (tool {tool}) requires the user's approval "
+            f"(rule: {first.rule}), and no one is available to approve it. No rule can "
+            "name it exactly (rules read * and ? as wildcards): only the user can approve "
+            "it, when asked (run local-tools where they can answer, e.g. the terminal or "
+            "the web console). Or write it so every word is spelled out: no $variables, "
+            "$(...), {a,b} braces, or patterns where an option could be."
+        )
     if None in patterns:
         value = _q("allow")
     else:

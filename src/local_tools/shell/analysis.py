@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from local_tools.core.errors import InvalidInput
-from local_tools.shell.command_checks import interactive_advice, path_arguments
+from local_tools.security.patterns import UNPARSED_PREFIX
+from local_tools.shell.command_checks import (
+    directory_changes,
+    followed_trees,
+    interactive_advice,
+    leading_patterns,
+    path_arguments,
+    pattern_arguments,
+    unknown_paths,
+)
 from local_tools.shell.command_parse import ParsedCommand, parse_command
 
-__all__ = ["UNPARSED_PREFIX", "Analysis", "analyze", "outside_paths"]
+__all__ = ["UNKNOWN_PATH_PREFIX", "UNPARSED_PREFIX", "Analysis", "analyze", "outside_paths"]
 
-# A command that could not be analysed is checked as one subject with this prefix:
-# only a rule matching any command ("*") can allow it, never `git status*`.
-UNPARSED_PREFIX = "(not understood) "
 MAX_COMMAND_CHARS = 64 * 1024
 
 
@@ -57,21 +66,113 @@ def analyze(command: str, *, background: bool) -> Analysis:
         advice = interactive_advice(cmd, background=background)
         if advice is not None:
             raise InvalidInput(f"{cmd.program} would wait for a terminal and hang: {advice}")
-    if parsed.error is not None or not parsed.commands:
-        subjects: tuple[str, ...] = (UNPARSED_PREFIX + command,)
+    # A word known only at run time (`find . $x`, `sort {-o,F}`) makes the rules read
+    # text the shell will not run: the whole command is then not understood, too.
+    inexact = any(c.inexact is not None for c in parsed.commands)
+    if parsed.error is not None or inexact or not parsed.commands:
+        # The parts read exactly are checked too, so that a rule for every command
+        # (`"execute:command" = "allow"`) still asks for `echo $(rm -rf d)`'s `rm -rf d`.
+        known = [c.text for c in parsed.commands if c.inexact is None and not c.dynamic]
+        subjects: tuple[str, ...] = tuple(dict.fromkeys([UNPARSED_PREFIX + command, *known]))
     else:
         subjects = tuple(dict.fromkeys(c.text for c in parsed.commands))
     return Analysis(parsed, subjects)
 
 
 def outside_paths(analysis: Analysis, cwd: Path, roots: Sequence[Path]) -> list[str]:
-    """Path arguments that lead outside every allowed root (judged lexically)."""
+    """What the command may touch outside every root, for `external:file`.
+
+    A path is judged where it leads: `~/` expanded, symlinks followed (a workspace link
+    to ~/.ssh is ~/.ssh), a pattern matched against the file system as it is now. A
+    word only known at run time may lead anywhere: it is returned as
+    `(unknown path) WORD`, asked like a path outside, and approved only exactly.
+    """
+    bounds = _bounds(roots)
+    commands = analysis.parsed.commands
     found: list[str] = []
-    for cmd in analysis.parsed.commands:
+    # `cd src && cat deep/x` reads src/deep/x: relative paths are judged from every
+    # folder the command line may move to (a superset: more asks, never fewer).
+    bases = [os.path.realpath(cwd)]
+    for cmd in commands:
+        for folder in directory_changes(cmd):
+            for base in list(bases):
+                moved = os.path.realpath(os.path.join(base, os.path.expanduser(folder)))
+                if moved not in bases and os.path.isdir(moved):
+                    bases.append(moved)
+    if len(bases) > _MAX_BASES:
+        found.append(f"{UNKNOWN_PATH_PREFIX}(more than {_MAX_BASES} folders changed to)")
+        bases = bases[:_MAX_BASES]
+    for cmd in commands:
+        patterns = pattern_arguments(cmd)
         for arg in path_arguments(cmd):
-            full = os.path.normpath(os.path.join(cwd, os.path.expanduser(arg)))
-            if not any(
-                full == str(r) or full.startswith(str(r).rstrip(os.sep) + os.sep) for r in roots
-            ):
-                found.append(full)
+            for base in bases:
+                leads = _resolved(arg, base, arg in patterns)
+                found += [full for full in leads if not _inside(full, bounds)]
+        found += [UNKNOWN_PATH_PREFIX + word for word in unknown_paths(cmd)]
+        injected = any(_names_an_option(p, base) for p in leading_patterns(cmd) for base in bases)
+        for tree in followed_trees(cmd, injected=injected):
+            for base in bases:
+                for top in _resolved(tree, base, tree in patterns):
+                    found += _links_out(top, tree, bounds)
     return list(dict.fromkeys(found))
+
+
+UNKNOWN_PATH_PREFIX = "(unknown path) "
+_MAX_MATCHES = 1000  # file names a pattern is checked against; past that it is unknown
+_MAX_WALK = 20_000  # entries of a tree searched for symlinks; past that it is unknown
+_MAX_BASES = 16  # folders relative paths are judged from
+# A bracket expression (`[!a]`, `[^a]`, `[[:alpha:]]`): one character, as `?` matches;
+# Python's glob does not know every bash form, and `?` matches at least what bash would.
+_BRACKET = re.compile(r"\[[!^]?\]?(?:\[:\w+:\]|[^\]])*\]")
+
+
+def _bounds(roots: Sequence[Path]) -> list[str]:
+    out: list[str] = []
+    for root in roots:
+        for form in (os.path.normpath(root), os.path.realpath(root)):
+            out.append(form.rstrip(os.sep) + os.sep)
+    return out
+
+
+def _inside(path: str, bounds: Sequence[str]) -> bool:
+    return any((path + os.sep).startswith(b) for b in bounds)
+
+
+def _resolved(arg: str, cwd: str, pattern: bool) -> list[str]:
+    """Where `arg` leads from `cwd`: itself, and each file a pattern matches now."""
+    expanded = os.path.expanduser(arg)
+    found = [os.path.realpath(os.path.join(cwd, expanded))]
+    if pattern:
+        matches = glob.iglob(_BRACKET.sub("?", expanded), root_dir=cwd)
+        for name in itertools.islice(matches, _MAX_MATCHES + 1):
+            found.append(os.path.realpath(os.path.join(cwd, name)))
+        if len(found) > _MAX_MATCHES + 1:
+            found.append(UNKNOWN_PATH_PREFIX + arg)  # never inside a root: asked
+    return found
+
+
+def _names_an_option(pattern: str, cwd: str) -> bool:
+    """Whether `pattern` matches a file name bash would pass as an option now."""
+    matches = glob.iglob(_BRACKET.sub("?", pattern), root_dir=cwd)
+    return any(m.startswith("-") for m in itertools.islice(matches, _MAX_MATCHES))
+
+
+def _links_out(top: str, tree: str, bounds: Sequence[str]) -> list[str]:
+    """Where the symlinks inside folder `top` (`tree` as written) lead outside the roots:
+    a command that follows them reads there. `(unknown path) TREE` when it is too large
+    to look through."""
+    if top.startswith("(") or not os.path.isdir(top) or not _inside(top, bounds):
+        return []  # a file, or outside: path_arguments has it
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            seen += 1
+            if seen > _MAX_WALK:
+                return [*found, f"{UNKNOWN_PATH_PREFIX}{tree} (too many files to look through)"]
+            full = os.path.join(folder, name)
+            if os.path.islink(full):
+                target = os.path.realpath(full)
+                if not _inside(target, bounds):
+                    found.append(target)
+    return found

@@ -1,8 +1,8 @@
 """Checks on a parsed simple command before it runs.
 
 `interactive_advice`: programs that would wait for a terminal the tool does not have,
-with what to do instead. `path_arguments`: the paths a command names, so the tool can
-tell which leave the workspace.
+with what to do instead. `path_arguments` and `unknown_paths`: the paths a command
+names, known and not, so the tool can tell which may leave the workspace.
 """
 
 from __future__ import annotations
@@ -11,9 +11,18 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from local_tools.shell.command_parse import SimpleCommand
+from local_tools.shell.command_parse import Redirect, SimpleCommand
+from local_tools.shell.command_words import GLOB
 
-__all__ = ["interactive_advice", "path_arguments"]
+__all__ = [
+    "directory_changes",
+    "followed_trees",
+    "interactive_advice",
+    "leading_patterns",
+    "path_arguments",
+    "pattern_arguments",
+    "unknown_paths",
+]
 
 _BACKGROUND = "run it with background=true and drive it with process_input"
 
@@ -266,30 +275,156 @@ _SPECIAL = frozenset(
     "/dev/stdin /dev/stdout /dev/stderr".split()
 )
 _OPTION_VALUE = re.compile(r"-{0,2}[A-Za-z][\w.-]*=(.*)", re.S)
+_FILE_OPS = frozenset({"<", ">", ">>", ">|", ">&", "<&", "<>"})
 
 
-def _is_path(text: str) -> bool:
-    if not text or text in _SPECIAL or text.startswith("/dev/fd/") or "://" in text:
+# Programs that never open or look up a path named by an argument: `echo "$x"` reads
+# nothing, whatever $x is. (Their redirections still count.)
+_NO_PATH_ARGS = frozenset(
+    "echo printf true false : exit return shift sleep seq expr read kill wait".split()
+)
+# Directory changes whose target is not in their words: `cd` alone goes to $HOME, `cd -`
+# to $OLDPWD, `popd` and `pushd +1` to a saved one; the commands after them then read
+# relative paths from there.
+_CHDIR = frozenset({"cd", "pushd", "popd"})
+
+
+def _may_be_path(text: str) -> bool:
+    if not text or text == "-" or text in _SPECIAL or text.startswith("/dev/fd/"):
         return False
-    return text[0] in "/~" or ".." in text.split("/")
+    return "://" not in text
+
+
+def _file_redirects(cmd: SimpleCommand) -> list[Redirect]:
+    return [r for r in cmd.redirects if r.op.lstrip("0123456789&") in _FILE_OPS and r.target]
 
 
 def path_arguments(cmd: SimpleCommand) -> list[str]:
-    """Static arguments, `--opt=VALUE` values and redirect targets that name paths the
-    command may touch outside the working directory: absolute, `~`-relative (including
-    `~user`), or climbing with `..`. Dynamic words are skipped: nobody knows them yet."""
+    """Every static argument, `--opt=VALUE` / `-oVALUE` value and file redirection target
+    that may name a path, as written. Relative ones count too: a workspace symlink may
+    lead out, so the caller resolves them. Options themselves, devices and URLs do not."""
     found: list[str] = []
     # A command built without `static` flags: judge every word (more paths, not fewer).
     flags = cmd.static if len(cmd.static) == len(cmd.argv) else (True,) * len(cmd.argv)
     for text, static in zip(cmd.argv[1:], flags[1:], strict=True):
-        if not static:
+        if not static or cmd.program in _NO_PATH_ARGS:
             continue
         m = _OPTION_VALUE.fullmatch(text)
-        for candidate in (text, m.group(1)) if m else (text,):
-            if _is_path(candidate):
-                found.append(candidate)
-    for r in cmd.redirects:
-        to_file = r.op.lstrip("0123456789&") in ("<", ">", ">>", ">|", ">&", "<&")
-        if r.static and to_file and _is_path(r.target):
-            found.append(r.target)
+        if m:
+            candidates = [m.group(1)] if text.startswith("-") else [text, m.group(1)]
+        elif text.startswith("--"):
+            candidates = []
+        elif text.startswith("-"):
+            candidates = [text[2:]]  # -o/tmp/out, -I../include: the value is attached
+        else:
+            candidates = [text]
+        found += [c for c in candidates if _may_be_path(c)]
+    found += [r.target for r in _file_redirects(cmd) if r.static and _may_be_path(r.target)]
     return list(dict.fromkeys(found))
+
+
+def leading_patterns(cmd: SimpleCommand) -> list[str]:
+    """Patterns that start with a pattern character: they may match a name like `-R`."""
+    return [a for a in pattern_arguments(cmd) if a[:1] in "*?["]
+
+
+def pattern_arguments(cmd: SimpleCommand) -> set[str]:
+    """The path arguments bash matches against file names (unquoted `*`, `?`, `[`), and
+    file redirection targets with them; a quoted `find -name '*.py'` is not one."""
+    if len(cmd.globs) == len(cmd.argv):
+        found = {a for a, g in zip(cmd.argv[1:], cmd.globs[1:], strict=True) if g}
+    else:  # built without the flags: every word that looks like a pattern
+        found = {a for a in cmd.argv[1:] if GLOB.search(a)}
+    return found | {r.target for r in _file_redirects(cmd) if r.static and GLOB.search(r.target)}
+
+
+_CHDIR_OPTIONS = re.compile(r"(?:-C|--chdir=|--directory=)(.+)", re.S)
+
+
+def directory_changes(cmd: SimpleCommand) -> list[str]:
+    """Folders, as written, that `cmd` moves to: `cd D` for the commands after it, `git -C
+    D` / `make --directory=D` / `env --chdir=D` for itself. Relative paths are read from
+    there, so a link inside D that the working directory does not have counts."""
+    if not cmd.argv or not all(cmd.static):
+        return []  # not understood: unknown_paths has its words
+    args = list(cmd.argv[1:])
+    if cmd.program in ("cd", "pushd"):
+        return [a for a in args if not a.startswith(("-", "+"))][:1]
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        if arg in ("-C", "--chdir", "--directory") and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif m := _CHDIR_OPTIONS.fullmatch(arg):
+            found.append(m.group(1))
+    return found
+
+
+def unknown_paths(cmd: SimpleCommand) -> list[str]:
+    """Arguments and file redirection targets only known at run time, as written
+    (`$HOME/.ssh/id_rsa`, `{/etc/x,f}`, `~user/x`): any may name any path."""
+    found = [] if cmd.program in _NO_PATH_ARGS else list(cmd.unknown)
+    if cmd.program in _CHDIR:
+        operands = [a for a in cmd.argv[1:] if not a.startswith(("-", "+")) or a == "-"]
+        if cmd.program == "popd" or operands in ([], ["-"]):
+            found.append(" ".join(cmd.argv))  # a directory not named in the command
+    found += [r.target for r in _file_redirects(cmd) if not r.static]
+    return list(dict.fromkeys(found))
+
+
+# --- recursive reads that follow symlinks -------------------------------------------------
+# `cat link/x` names the link, so path_arguments sees it; `grep -R KEY .` follows every
+# link it meets inside the tree (`sub/keys -> ~/.ssh`) without naming it.
+
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+
+
+def followed_trees(cmd: SimpleCommand, *, injected: bool = False) -> list[str]:
+    """The folders `cmd` reads recursively following the symlinks inside them, as written
+    ("." when it names none); empty when it follows none.
+
+    `injected`: a pattern of the command matches a file named like an option now
+    (`grep KEY *` beside a file named `-R` is `grep -R KEY ...`), so any flag may be
+    there. (Only PLAIN_OPTIONS programs get here so: for others, such a pattern makes
+    the command not understood.)
+    """
+    if not cmd.argv or not all(cmd.static):
+        return []  # not understood: asked anyway
+    args, program = cmd.argv[1:], cmd.program
+    if program in _GREPS or program == "rg":
+        values = "efmABCdD" if program in _GREPS else "efgmABCjMrTEt"
+        line = _scan(args, values)
+        follow = {"-R", "--dereference-recursive"} if program in _GREPS else {"-L", "--follow"}
+        if not line.options & follow and not injected:
+            return []
+        given = line.options & {"-e", "-f", "--regexp", "--file"} or injected
+        operands = list(line.operands if given else line.operands[1:])  # the pattern
+    elif program == "find":
+        if "-L" not in args and "-follow" not in args:
+            return []
+        operands = _find_paths(args)
+    elif program in ("ls", "tree", "diff"):
+        line = _scan(args, "LPIHTo" if program == "tree" else "IwT")
+        opts = line.options
+        follows = {
+            "ls": bool(opts & {"-R", "--recursive"} and opts & {"-L", "--dereference"}),
+            "tree": "-l" in opts,
+            "diff": bool(opts & {"-r", "--recursive"}),  # diff -r follows links to folders
+        }[program]
+        if not follows and not injected:
+            return []
+        operands = list(line.operands)
+    else:
+        return []
+    return operands or ["."]
+
+
+def _find_paths(args: Sequence[str]) -> list[str]:
+    """find's starting points: after -H/-L/-P/-D x/-Ox, before the first expression."""
+    i = 0
+    while i < len(args) and (args[i] in ("-H", "-L", "-P", "-D") or args[i].startswith("-O")):
+        i += 2 if args[i] == "-D" else 1
+    paths: list[str] = []
+    while i < len(args) and args[i][:1] not in ("-", "(", "!"):
+        paths.append(args[i])
+        i += 1
+    return paths

@@ -43,6 +43,7 @@ from local_tools.shell.command_words import (
     writes_stdout,
 )
 from local_tools.shell.command_wrappers import (
+    PLAIN_OPTIONS,
     SHELLS,
     WRAPPERS,
     find_commands,
@@ -76,9 +77,16 @@ class SimpleCommand:
     wrappers: tuple[str, ...] = ()
     dynamic: bool = False
     static: tuple[bool, ...] = ()  # per argv word: its text is exactly what the shell passes
+    globs: tuple[bool, ...] = ()  # per argv word: bash matches it against file names
     redirects: tuple[Redirect, ...] = ()
     stdin_redirected: bool = False  # a pipe, file, here-document or here-string, not a terminal
     stdout_redirected: bool = False  # a pipe, file or capture, not a terminal
+    # Why the words the program gets are not known exactly before it runs (an expansion,
+    # a brace, a pattern that may be an option): the command is then not understood.
+    inexact: str | None = None
+    # Arguments and file redirection targets only known at run time, as written: any of
+    # them may name a path outside the workspace.
+    unknown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,6 +455,9 @@ class _Walker:
             or any(may_name_dotenv(r.target, literal=True) for r in reds if r.static)
         ):
             error = "a pattern may name a .env file"
+        files = [r for r in reds if r.op.lstrip("0123456789&") not in _NOT_FILE_OPS]
+        unknown = [w.text for w in words[1:] if not w.static and not w.pipe]
+        unknown += [r.target for r in files if not r.static]
         self._append(
             SimpleCommand(
                 argv=tuple(argv),
@@ -455,9 +466,12 @@ class _Walker:
                 wrappers=wrappers,
                 dynamic=error is not None,
                 static=tuple(w.static for w in words),
+                globs=tuple(w.glob for w in words),
                 redirects=reds,
                 stdin_redirected=io.stdin or any(map(reads_stdin, reds)),
                 stdout_redirected=io.stdout or any(map(writes_stdout, reds)),
+                inexact=_inexact(program, words, files, wrappers),
+                unknown=tuple(dict.fromkeys(unknown)),
             )
         )
         if error is not None:
@@ -465,6 +479,36 @@ class _Walker:
 
     def _append(self, command: SimpleCommand) -> None:
         self.commands.append(command)
+
+
+# Redirections whose target is not a file name: here-documents and here-strings
+_NOT_FILE_OPS = frozenset({"<<", "<<-", "<<<"})
+
+
+def _inexact(
+    program: str, words: Sequence[Word], files: Sequence[Redirect], wrappers: tuple[str, ...]
+) -> str | None:
+    """Why rules matched against this command's text would not see what the program gets.
+
+    The rules read the text before bash expands it: `find . $x touch PWN \\;` with
+    x=-exec, `sort {-o,PWN} a.txt` and `git log *` beside a file named `--output=F` all
+    look read-only. A pattern is fine where it cannot become an option: it does not
+    start with one (`src/*.py`), or the program has no option that writes or runs
+    (`ls *.py`, see PLAIN_OPTIONS). A process substitution is a /dev/fd path: fine.
+    """
+    for w in words[1:]:
+        if not w.static and not w.pipe:
+            return f"the word {_brief(w.text)!r} is only known at run time"
+        if w.glob and w.text.startswith("-"):
+            return f"the option pattern {_brief(w.text)!r} is expanded at run time"
+        if w.lead_glob and program not in PLAIN_OPTIONS:
+            return f"the pattern {_brief(w.text)!r} may match a file named like an option"
+    for r in files:
+        if not r.static:
+            return f"the redirection target {_brief(r.target)!r} is only known at run time"
+    if "xargs" in wrappers and program not in PLAIN_OPTIONS:
+        return f"xargs gives {program} words only known at run time"
+    return None
 
 
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})

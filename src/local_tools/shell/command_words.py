@@ -58,8 +58,18 @@ class Redirect:
 
 @dataclass(frozen=True, slots=True)
 class Word:
+    """One word of a command line as bash passes it.
+
+    `static`: `text` is exactly what the program gets, apart from file-name patterns
+    (`glob`). Brace expansion (`{a,b}`, `{1..3}`), tilde forms other than `~` and `~/`,
+    and every `$`/backquote expansion make a word not static.
+    """
+
     text: str  # quotes removed when static, else the source text
     static: bool
+    glob: bool = False  # has an unquoted `*`, `?` or `[`: bash matches it against file names
+    lead_glob: bool = False  # starts with one: a name starting with `-` may match
+    pipe: bool = False  # a process substitution: bash passes a /dev/fd path
 
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
@@ -120,21 +130,114 @@ def node_text(data: bytes, node: Node) -> str:
 
 def node_words(data: bytes, nodes: Sequence[Node]) -> list[Word]:
     """Words of the command line; nodes with no space between them are one word."""
-    words: list[Word] = []
-    start: Node | None = None
-    prev: Node | None = None
+    groups: list[list[Node]] = []
     for node in nodes:
-        word = _node_word(data, node)
-        if prev is not None and start is not None and node.start_byte == prev.end_byte:
-            last = words[-1]
-            static = last.static and word.static
-            text = last.text + word.text if static else _span(data, start, node)
-            words[-1] = Word(text, static)
+        if groups and node.start_byte == groups[-1][-1].end_byte:
+            groups[-1].append(node)
         else:
-            words.append(word)
-            start = node
-        prev = node
-    return words
+            groups.append([node])
+    return [_group_word(data, group) for group in groups]
+
+
+def _group_word(data: bytes, group: Sequence[Node]) -> Word:
+    if len(group) == 1 and group[0].type == "process_substitution":
+        return Word(node_text(data, group[0]), False, pipe=True)
+    parts = [_node_word(data, n) for n in group]
+    raw = _span(data, group[0], group[-1])
+    if not all(p.static for p in parts):
+        return Word(raw, False)
+    shape = _shape(raw)
+    if shape.braces or shape.tilde:
+        return Word(raw, False)  # bash rewrites it: the text is not what runs
+    return Word("".join(p.text for p in parts), True, shape.glob, shape.lead_glob)
+
+
+# --- what bash does to a static word's unquoted characters ---------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    braces: bool  # brace expansion: {a,b} or {x..y}
+    tilde: bool  # a tilde form other than `~` / `~/...` at the start (~user, ~+, ~-, a=~)
+    glob: bool
+    lead_glob: bool
+
+
+_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(\.\.-?\d+)?")
+_ASSIGNMENT_LIKE = re.compile(r"[A-Za-z_]\w*=")
+
+
+def _unquoted(raw: str) -> list[tuple[str, bool]]:
+    """The characters of a static word's source after quote removal, each with whether
+    it was quoted or escaped (bash expands only unquoted braces, tildes and patterns)."""
+    out: list[tuple[str, bool]] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            out.extend((ch, True) for ch in raw[i + 1 : i + 2] if ch != "\n")
+            i += 2
+        elif c == "'" or raw.startswith("$'", i):
+            start = i + (2 if c == "$" else 1)
+            end = start
+            while end < n and raw[end] != "'":
+                end += 2 if c == "$" and raw[end] == "\\" else 1
+            out.extend((ch, True) for ch in raw[start:end])
+            i = end + 1
+        elif c == '"' or raw.startswith('$"', i):
+            start = i + (2 if c == "$" else 1)
+            end = start
+            while end < n and raw[end] != '"':
+                end += 2 if raw[end] == "\\" else 1
+            out.extend((ch, True) for ch in raw[start:end])
+            i = end + 1
+        else:
+            out.append((c, False))
+            i += 1
+    return out
+
+
+def _shape(raw: str) -> _Shape:
+    chars = _unquoted(raw)
+    glob = any(not q and c in "*?[" for c, q in chars)
+    lead_glob = bool(chars) and not chars[0][1] and chars[0][0] in "*?["
+    return _Shape(_has_braces(chars), _odd_tilde(chars), glob, lead_glob)
+
+
+def _has_braces(chars: Sequence[tuple[str, bool]]) -> bool:
+    """An unquoted `{...}` holding an unquoted `,` or a sequence `x..y` (over-approximated:
+    bash leaves some of these alone, which only makes us ask when it need not)."""
+    opens: list[int] = []
+    for k, (c, quoted) in enumerate(chars):
+        if quoted:
+            continue
+        if c == "{":
+            opens.append(k)
+        elif c == "}" and opens:
+            start = opens.pop()
+            inner = chars[start + 1 : k]
+            if any(ch == "," and not q for ch, q in inner):
+                return True
+            if _SEQUENCE.fullmatch("".join(ch for ch, _ in inner)):
+                return True
+    return False
+
+
+def _odd_tilde(chars: Sequence[tuple[str, bool]]) -> bool:
+    """A tilde prefix bash expands to something other than $HOME: `~user`, `~+`, `~-`,
+    `~1`; or any tilde after `=` or `:` in a `NAME=value` word (bash expands those too,
+    so its text is not what runs)."""
+    text = "".join(c for c, _ in chars)
+    if chars and chars[0] == ("~", False):
+        end = next((k for k, (c, q) in enumerate(chars) if c == "/" and not q), len(chars))
+        if end > 1:
+            return True
+    if _ASSIGNMENT_LIKE.match(text) and all(not q for _, q in chars[: text.index("=") + 1]):
+        value = chars[text.index("=") + 1 :]
+        for k, (c, q) in enumerate(value):
+            if c == "~" and not q and (k == 0 or value[k - 1] == (":", False)):
+                return True
+    return False
 
 
 def _span(data: bytes, first: Node, last: Node) -> str:
@@ -332,7 +435,7 @@ def node_redirects(data: bytes, node: Node, out: list[Redirect], extra: list[Nod
         if not dests:  # >&- closes a descriptor
             out.append(Redirect(op, "", True, False))
             return
-        target = _node_word(data, dests[0])
+        target = node_words(data, dests[:1])[0]
         dup = op.endswith("&") and target.static and (target.text.isdigit() or target.text == "-")
         to_file = ">" in op and not dup and not (target.static and target.text in _NOT_FILES)
         out.append(Redirect(op, target.text, target.static, to_file))

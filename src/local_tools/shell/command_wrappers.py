@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from local_tools.shell.command_words import Word
 
 __all__ = [
+    "PLAIN_OPTIONS",
     "SHELLS",
     "WRAPPERS",
     "Peeled",
@@ -118,7 +119,9 @@ def peel(words: Sequence[Word], spec: Wrapper) -> Peeled | None:
             break
     if seen & spec.stop:
         return None
-    if seen & spec.dynamic:
+    # An option value or operand only known at run time may split into more words
+    # (`t='1 touch PWN'; timeout $t ls` runs touch): the command is not known.
+    if seen & spec.dynamic or not all(w.static for w in words[1 : i + spec.operands]):
         return Peeled([], False, env, True)
     inner = list(words[i + spec.operands :])
     if not inner and spec.default:
@@ -161,6 +164,18 @@ def find_commands(words: Sequence[Word]) -> Iterator[list[Word]]:
         if j > i + 1:
             yield list(words[i + 1 : j])
         i = j + 1
+
+
+# --- programs whose every option is harmless -------------------------------------------
+# A pattern like `*.py` may match a file named `-o.py` or `--pre=sh`, and bash passes it
+# as an option (`sort -o.py` writes .py, `rg --pre=sh` runs sh); so does xargs with the
+# words it reads. For these programs no option writes a file or runs a program, so an
+# option nobody saw in advance does nothing the same command with it written out would
+# not; for every other program such a word makes the command not understood.
+PLAIN_OPTIONS = frozenset(
+    "ls cat head tail wc echo du df stat diff cmp comm cut nl tac tr basename dirname "
+    "realpath readlink md5sum sha1sum sha256sum sha512sum grep egrep fgrep jq pwd".split()
+)
 
 
 # --- writing options inside a short-option cluster -------------------------------------
