@@ -49,7 +49,7 @@ def tools_dir(workspace: Path) -> Path:
 def test_a_broken_file_leaves_the_others_working(make_toolbox: Any, tools_dir: Path) -> None:
     (tools_dir / "good.py").write_text(GOOD)
     (tools_dir / "broken.py").write_text(BROKEN)
-    tb = make_toolbox()
+    tb = make_toolbox(trust=True)
     assert ok(tb.run("yell", {"text": "hi"})) == {"text": "HI"}
     assert ok(tb.run("list_dir"))
     [failure] = tb.registry.failures
@@ -72,7 +72,7 @@ def test_a_broken_file_leaves_the_others_working(make_toolbox: Any, tools_dir: P
 def test_syntax_errors_and_missing_modules(make_toolbox: Any, tools_dir: Path) -> None:
     (tools_dir / "syntax.py").write_text("def broken(:\n    pass\n")
     (tools_dir / "missing.py").write_text("import no_such_module_anywhere\n")
-    tb = make_toolbox()
+    tb = make_toolbox(trust=True)
     errors = {Path(f.source).name: f.error for f in tb.registry.failures}
     assert errors["syntax.py"].startswith("SyntaxError: ") and "line 1" in errors["syntax.py"]
     assert errors["missing.py"] == (
@@ -91,7 +91,7 @@ def test_a_tool_whose_schema_cannot_be_built_is_a_failure(
         "class OddArgs(Args):\n    callback: Callable[[], int]\n\n"
         '@tool("odd", args=OddArgs)\ndef odd(args, ctx):\n    "Odd."\n'
     )
-    tb = make_toolbox()
+    tb = make_toolbox(trust=True)
     [failure] = tb.registry.failures
     assert failure.error.startswith("tool 'odd': ")
     assert {t["name"] for t in tb.tools()} >= {"read_file"}  # listing still works
@@ -101,14 +101,14 @@ def test_a_tool_whose_schema_cannot_be_built_is_a_failure(
 def test_a_name_clash_stays_an_error_naming_both(make_toolbox: Any, tools_dir: Path) -> None:
     (tools_dir / "clash.py").write_text(GOOD.replace('("yell",)', '("FileRead",)'))
     with pytest.raises(DuplicateToolError, match=r"clash\.py.*'read_file' from builtin"):
-        make_toolbox()
+        make_toolbox(trust=True)
 
 
 def test_reusing_a_builtin_tool_object_is_no_clash(make_toolbox: Any, tools_dir: Path) -> None:
     (tools_dir / "reuse.py").write_text(
         "from local_tools.tools.read_file import read_file\n" + GOOD + "loud = shout\n"
     )
-    tb = make_toolbox()
+    tb = make_toolbox(trust=True)
     assert tb.registry.source("shout").endswith("reuse.py")
     assert tb.registry.source("read_file") == "builtin"
     assert tb.registry.failures == []
@@ -126,7 +126,7 @@ def test_a_broken_entry_point_is_a_failure(
     (dist / "entry_points.txt").write_text("[local_tools.tools]\ndemo = lt_broken_demo:tools\n")
     monkeypatch.syspath_prepend(str(site))
     try:
-        tb = make_toolbox()
+        tb = make_toolbox(trust=True)
         [failure] = tb.registry.failures
         assert failure.source == "entry point 'demo' (lt_broken_demo:tools)"
         assert failure.error == "ImportError: no backend"
@@ -140,6 +140,8 @@ def test_list_and_doctor_report_the_failure(
     tools_dir: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tools_dir / "broken.py").write_text(BROKEN)
+    assert main(["trust", "--yes", "--workspace", str(workspace)]) == 0
+    capsys.readouterr()
     assert main(["list", "--workspace", str(workspace)]) == 0
     out = capsys.readouterr()
     assert "read_file" in out.out
@@ -171,6 +173,8 @@ def test_the_readme_drop_in_file_works_as_written(
     target.write_text(code)
     (workspace / "README.md").write_text("one two three\nfour\n")
     # Exactly the commands the README shows.
+    assert main(["trust", "--yes", "--workspace", str(workspace)]) == 0
+    capsys.readouterr()
     assert main(["call", "word_count", "path=README.md", "--workspace", str(workspace)]) == 0
     out = capsys.readouterr()
     assert '"words": 4' in out.out and '"lines": 2' in out.out, out
@@ -184,6 +188,8 @@ def test_the_readme_drop_in_file_honours_permissions(make_toolbox: Any, workspac
     (workspace / relative).parent.mkdir(parents=True)
     (workspace / relative).write_text(code)
     (workspace / "secret.txt").write_text("s3cret")
-    tb = make_toolbox({"permissions": {"read:file": {"*": "allow", "secret.txt": "deny"}}})
+    tb = make_toolbox(
+        {"permissions": {"read:file": {"*": "allow", "secret.txt": "deny"}}}, trust=True
+    )
     assert "secret.txt" in err(tb.run("word_count", {"path": "secret.txt"}), "PERMISSION_DENIED")
     assert err(tb.run("word_count", {"path": "../outside.txt"}), "PERMISSION_DENIED")

@@ -87,7 +87,7 @@ def test_workspace_tools_are_loaded(make_toolbox: Any, workspace: Path) -> None:
     folder = workspace / ".local-tools" / "tools"
     folder.mkdir(parents=True)
     (folder / "shout.py").write_text(PLUGIN)
-    tb = make_toolbox()
+    tb = make_toolbox(trust=True)
     out = ok(tb.run("yell", {"text": "hey"}))
     assert out == {"text": "HEY", "workspace": str(workspace.resolve())}
     assert tb.registry.source("shout").endswith("shout.py")
@@ -101,7 +101,7 @@ def test_workspace_tool_clashing_with_builtin_fails_loudly(
     folder.mkdir(parents=True)
     (folder / "clash.py").write_text(PLUGIN.replace('"shout"', '"read_file"'))
     with pytest.raises(DuplicateToolError, match=r"clash\.py"):
-        make_toolbox()
+        make_toolbox(trust=True)
 
 
 def test_entry_point_tools_are_loaded(make_toolbox: Any, tmp_path: Path) -> None:

@@ -172,7 +172,7 @@ def test_config_root_decides_the_jail(make_toolbox: Any, tmp_path: Path) -> None
     (proj / "src").mkdir(parents=True)
     (proj / "creds.txt").write_text("SECRET")
     (proj / "local-tools.toml").write_text('[workspace]\nroot = "src"\n')
-    tb = make_toolbox(workspace=proj)
+    tb = make_toolbox(workspace=proj, trust=True)
     assert tb.workspace == (proj / "src").resolve()
     env = tb.run("read_file", {"path": "../creds.txt"})
     err(env, "PERMISSION_DENIED")

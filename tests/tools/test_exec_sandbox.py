@@ -135,7 +135,7 @@ def test_commands_cannot_rewrite_what_steers_local_tools(
     config = workspace / "local-tools.toml"
     config.write_text('[permissions]\n"execute:command" = "allow"\n')
     (workspace / ".local-tools" / "tools").mkdir(parents=True)
-    tb = make_toolbox(None)
+    tb = make_toolbox(None, trust=True)  # the workspace's own config applies once trusted
     out = ok(
         tb.run(
             "exec_cmd",

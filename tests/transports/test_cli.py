@@ -156,6 +156,7 @@ def test_missing_workspace_is_a_usage_error(tmp_path: Path, state: Path) -> None
 def test_broken_plugin_is_reported_and_the_rest_works(workspace: Path, state: Path) -> None:
     (workspace / ".local-tools" / "tools").mkdir(parents=True)
     (workspace / ".local-tools" / "tools" / "bad.py").write_text("raise RuntimeError('x')\n")
+    assert cli("trust", "--yes", cwd=workspace, state=state).returncode == 0
     r = cli("list", cwd=workspace, state=state)
     assert r.returncode == 0
     assert "read_file" in r.stdout

@@ -28,13 +28,19 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from local_tools.core.state import STATE_DIR_ENV
+from local_tools.core.state import STATE_DIR_ENV, default_state_dir
+from local_tools.core.trust import TrustStore, fingerprint
 from local_tools.transports.mcp import LocalToolsMcp
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 
 ALLOW_EXEC = '[permissions]\n"execute:command" = "allow"\n'
 BROKEN = '[limits]\nmax_output_lines = "lots"\n'
+
+
+def _trusted(workspace: Path) -> None:
+    """Trust the workspace as `local-tools trust` does: its own config and tools apply."""
+    TrustStore(default_state_dir()).trust(workspace, fingerprint(workspace))
 
 
 def _png(width: int = 3, height: int = 2) -> bytes:
@@ -215,6 +221,7 @@ def test_a_broken_plugin_is_logged_and_the_rest_serve(
     plugins = workspace / ".local-tools" / "tools"
     plugins.mkdir(parents=True)
     (plugins / "broken.py").write_text("raise RuntimeError('half-written plugin')\n")
+    _trusted(workspace)
     (workspace / "a.txt").write_text("still here\n")
 
     async def main() -> None:
@@ -275,6 +282,7 @@ def _alive(needle: str) -> bool:
 
 def test_cancelled_call_kills_the_command(workspace: Path) -> None:
     (workspace / "local-tools.toml").write_text(ALLOW_EXEC)
+    _trusted(workspace)
     needle = "sleep 30.4217"
 
     async def main() -> None:
@@ -326,6 +334,7 @@ def _stdio(workspace: Path, *extra: str) -> StdioServerParameters:
 def test_stdio_serves_and_exits_when_stdin_closes(workspace: Path) -> None:
     (workspace / "a.txt").write_text("over stdio\n")
     (workspace / "local-tools.toml").write_text(ALLOW_EXEC)
+    _trusted(workspace)
     needle = "sleep 30.5129"
 
     async def main() -> None:
@@ -453,6 +462,7 @@ def test_http_sessions_keep_their_processes_apart(workspace: Path) -> None:
     """Two clients of one HTTP server (legacy sessions): neither sees or touches the
     other's background command, and a session's end ends its commands."""
     (workspace / "local-tools.toml").write_text(ALLOW_EXEC)
+    _trusted(workspace)
     needle = "sleep 30.5531"
     with _http_server(workspace) as url:
 
@@ -481,6 +491,7 @@ def test_progress_while_a_command_runs(workspace: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(exec_cmd, "PROGRESS_EVERY", 0.2)
     (workspace / "local-tools.toml").write_text('[permissions]\n"execute:command" = "allow"\n')
+    _trusted(workspace)
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:

@@ -6,6 +6,10 @@ the key path and the file, so a user can fix them without reading this module.
 
 Where the config comes from (`load_config`): an explicit dict or path; otherwise
 `$LOCAL_TOOLS_CONFIG`; otherwise `<workspace>/local-tools.toml`; otherwise defaults.
+The first two are the user's own and apply in full. The workspace's file applies in
+full only once the user trusts the workspace (core/trust.py); until then only its
+settings that narrow do (core/config_narrowing.py), and the rest is listed in
+`Config.ignored`.
 Built-in permission defaults live in `security/defaults.py`; `permissions` here holds
 only what the user wrote, applied after them.
 """
@@ -39,6 +43,7 @@ else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
 from local_tools.core.config_errors import ACTION_TAG, TABLE_TAG, describe
+from local_tools.core.trust import Trust
 
 __all__ = [
     "CONFIG_ENV",
@@ -203,6 +208,10 @@ class UserConfig(_Section):
 class SandboxConfig(_Section):
     mode: Literal["off", "read-only", "workspace-write"] = "workspace-write"
     network: Annotated[bool, Field(strict=True)] = False
+    # Paths hidden from commands besides the built-in credential stores (~ expanded),
+    # and paths to un-hide (a built-in entry, or one of deny_read).
+    deny_read: list[str] = Field(default_factory=list)
+    allow_read: list[str] = Field(default_factory=list)
 
 
 def _check_http_url(value: str) -> str:
@@ -353,10 +362,24 @@ class Config(_Section):
 
     # Not a TOML key: where this config came from (a file path, "<dict>", or None).
     _source: str | None = PrivateAttr(default=None)
+    # Not TOML keys: the untrusted workspace file whose widening settings were left
+    # out, and a line for each of them.
+    _untrusted_file: str | None = PrivateAttr(default=None)
+    _ignored: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def source(self) -> str | None:
         return self._source
+
+    @property
+    def untrusted_file(self) -> str | None:
+        """The workspace's own config file when it was applied only in part (untrusted)."""
+        return self._untrusted_file
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        """The settings of the untrusted workspace file that were not applied."""
+        return self._ignored
 
 
 # --- loading ---------------------------------------------------------------------
@@ -365,6 +388,9 @@ class Config(_Section):
 def load_config(
     source: Mapping[str, Any] | str | os.PathLike[str] | Config | None,
     workspace: str | os.PathLike[str],
+    *,
+    trust: Trust | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Config:
     """Load, validate and resolve a config.
 
@@ -372,6 +398,11 @@ def load_config(
     then falls back to defaults. Relative roots resolve against the config file's
     directory (the workspace for dicts and defaults); an unset `workspace.root`
     is the workspace itself, wherever the file lives.
+
+    `trust` decides whether the workspace's own file applies in full: True (the caller
+    vouches), False, or the trusted hashes (core/trust.py); None reads the trust store
+    of `state_dir` (default: the user's state dir). An explicit source and
+    `$LOCAL_TOOLS_CONFIG` are the user's own and always apply in full.
     """
     ws = Path(workspace).expanduser().resolve()
     if isinstance(source, Config):
@@ -386,28 +417,66 @@ def load_config(
         candidate = ws / CONFIG_FILENAME
         if not candidate.exists():
             return _build({}, label=None, base=ws, workspace=ws)
-        return _load_file(candidate, ws)
+        return _load_workspace_file(candidate, ws, trust, state_dir)
     if isinstance(source, (str, os.PathLike)):
         return _load_file(Path(source).expanduser(), ws)
     raise TypeError(f"config must be None, a dict or a path, not {type(source).__name__}")
 
 
-def _load_file(path: Path, workspace: Path, label: str | None = None) -> Config:
-    label = label or str(path)
+def _load_workspace_file(
+    path: Path, workspace: Path, trust: Trust | None, state_dir: str | os.PathLike[str] | None
+) -> Config:
+    """The workspace's own file: in full when trusted, else only what narrows."""
+    from local_tools.core import trust as trust_store
+    from local_tools.core.config_narrowing import narrowing_only
+
+    data = _read_bytes(path, str(path))
+    if trust is None:
+        from local_tools.core.state import default_state_dir
+
+        trust = trust_store.stored_trust(workspace, state_dir or default_state_dir())
+    trusted = trust is True or (
+        isinstance(trust, Mapping)
+        and trust.get(trust_store.WORKSPACE_CONFIG) == trust_store.digest(data)
+    )
+    parsed = _toml(data, str(path))
+    config = _build(parsed, label=str(path), base=path.resolve().parent, workspace=workspace)
+    config._source = str(path)
+    if trusted:
+        return config
+    kept, ignored = narrowing_only(Config.model_validate(parsed))  # as written, unresolved
+    narrowed = _build(kept, label=str(path), base=path.resolve().parent, workspace=workspace)
+    narrowed._source = str(path)
+    narrowed._untrusted_file = str(path)
+    narrowed._ignored = tuple(ignored)
+    return narrowed
+
+
+def _read_bytes(path: Path, label: str) -> bytes:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("config file not found", source=label) from None
     except IsADirectoryError:
         raise ConfigError("is a directory, not a TOML file", source=label) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason})", source=label) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", source=label) from None
+
+
+def _toml(data: bytes, label: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason})", source=label) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", source=label) from None
+
+
+def _load_file(path: Path, workspace: Path, label: str | None = None) -> Config:
+    label = label or str(path)
+    data = _toml(_read_bytes(path, label), label)
     config = _build(data, label=label, base=path.resolve().parent, workspace=workspace)
     config._source = str(path)  # the plain path, without the env-var note
     return config

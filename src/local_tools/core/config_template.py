@@ -9,6 +9,11 @@ __all__ = ["TEMPLATE"]
 TEMPLATE = """\
 # local-tools configuration. Every key is optional: the values below are the
 # defaults, and commented lines show what you can add. Docs: DESIGN.md §4.
+#
+# As a workspace's own file, it takes effect in full only once you trust the
+# workspace (`local-tools trust`; an edit asks again). Until then only what narrows
+# applies: deny and ask rules, [toolsets], a stricter [sandbox], smaller [limits].
+# A file given by --config or $LOCAL_TOOLS_CONFIG is yours and always applies.
 
 [workspace]
 # root = "."                  # the jail; default: the workspace (--workspace or the

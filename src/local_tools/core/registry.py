@@ -7,6 +7,12 @@ A custom tool file or entry point that cannot be loaded leaves the other tools
 working: it is kept as a ``PluginFailure`` (for ``list``, ``doctor`` and a server's
 start-up log), and a call to a tool it would have given answers UNKNOWN_TOOL with
 the reason.
+
+Workspace tool files are code from the folder, which may be someone else's (a cloned
+repository): they are imported only when the workspace is trusted (core/trust.py), each
+from the very bytes whose hash was trusted. An untrusted file is not imported at all
+(its declared names are read from its syntax tree, never run), and a call to one of its
+tools answers UNKNOWN_TOOL saying how to trust the workspace.
 """
 
 from __future__ import annotations
@@ -30,8 +36,16 @@ from pydantic import BaseModel, ConfigDict
 
 from local_tools.core.errors import UnknownTool
 from local_tools.core.tool import Tool
+from local_tools.core.trust import Trust, digest, trust_command
 
-__all__ = ["ENTRY_POINT_GROUP", "DuplicateToolError", "PluginError", "PluginFailure", "Registry"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "DuplicateToolError",
+    "PluginError",
+    "PluginFailure",
+    "Registry",
+    "UntrustedPlugin",
+]
 
 ENTRY_POINT_GROUP = "local_tools.tools"
 WORKSPACE_TOOLS_DIR = Path(".local-tools") / "tools"
@@ -65,6 +79,19 @@ class PluginFailure:
         return f"{self.source}: {self.error}"
 
 
+@dataclass(frozen=True)
+class UntrustedPlugin:
+    """A workspace tool file left unimported because the workspace is not trusted (or the
+    file changed since it was), the names it declares, and the command that trusts it."""
+
+    source: str
+    names: tuple[str, ...]
+    how_to_trust: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: not loaded, the workspace is not trusted ({self.how_to_trust})"
+
+
 class Registry:
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
@@ -77,6 +104,8 @@ class Registry:
         self._failures: list[PluginFailure] = []
         # casefolded name -> (the name as declared, its failure)
         self._failed: dict[str, tuple[str, PluginFailure]] = {}
+        self._untrusted: list[UntrustedPlugin] = []
+        self._untrusted_names: dict[str, tuple[str, UntrustedPlugin]] = {}
         for t in tools:
             self.add(t)
 
@@ -102,18 +131,42 @@ class Registry:
         self._disabled = list(disabled)
         self._enabled_cache.clear()
 
-    def load_workspace_tools(self, workspace: Path) -> list[str]:
+    def load_workspace_tools(self, workspace: Path, trust: Trust = True) -> list[str]:
         """Import ``.local-tools/tools/*.py`` and register every Tool they define.
 
-        A file that fails to import is recorded in ``failures``; a name clash raises.
+        `trust`: True imports every file; a mapping (core/trust.py) imports a file only
+        when the bytes read have the trusted hash; False imports none. A file not
+        imported is recorded in ``untrusted``; one that fails to import in ``failures``;
+        a name clash raises.
         """
         folder = workspace / WORKSPACE_TOOLS_DIR
         added: list[str] = []
         if not folder.is_dir():
             return added
         for path in sorted(folder.glob("*.py")):
-            added += self._load(str(path), partial(_import_file, path), _declared_names(path))
+            name = path.relative_to(workspace).as_posix()
+            try:
+                source = path.read_bytes()
+            except OSError as exc:
+                self._fail(PluginFailure(str(path), _reason(exc), (path.stem,)))
+                continue
+            if trust is not True and (trust is False or trust.get(name) != digest(source)):
+                self._skip(UntrustedPlugin(str(path), _declared_names(path, source), ""), workspace)
+                continue
+            load = partial(_import_source, path, source)
+            added += self._load(str(path), load, _declared_names(path, source))
         return added
+
+    def _skip(self, plugin: UntrustedPlugin, workspace: Path) -> None:
+        plugin = UntrustedPlugin(plugin.source, plugin.names, trust_command(workspace))
+        self._untrusted.append(plugin)
+        for name in plugin.names:
+            self._untrusted_names.setdefault(name.casefold(), (name, plugin))
+
+    @property
+    def untrusted(self) -> list[UntrustedPlugin]:
+        """The workspace tool files not imported because the workspace is not trusted."""
+        return list(self._untrusted)
 
     def load_entry_points(self) -> list[str]:
         """Register the tools of the ``local_tools.tools`` entry points (failures as above)."""
@@ -181,7 +234,10 @@ class Registry:
             found = self._tools.get(canonical) if canonical else None
         if found is None:
             failed = self._failed.get(name.casefold())
-            return _stand_in(*failed) if failed is not None else None
+            if failed is not None:
+                return _stand_in(*failed)
+            untrusted = self._untrusted_names.get(name.casefold())
+            return _untrusted_stand_in(*untrusted) if untrusted is not None else None
         if not include_disabled and not self.is_enabled(found):
             return None
         return found
@@ -230,7 +286,9 @@ def _check_schemas(t: Tool) -> None:
         raise PluginError(f"tool {t.name!r}", f"tool {t.name!r}: {_reason(exc)}") from exc
 
 
-def _import_file(path: Path) -> ModuleType:
+def _import_source(path: Path, source: bytes) -> ModuleType:
+    """Run `source` (the bytes already read and checked) as the module of `path`: the
+    file is not read again, so one swapped after the check is not what runs."""
     name = f"local_tools_workspace_tools.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -238,7 +296,8 @@ def _import_file(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        code = compile(source, str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # a trusted workspace's own tool file
     except Exception as exc:
         del sys.modules[name]
         raise PluginError(str(path), _reason(exc, path)) from exc
@@ -257,12 +316,13 @@ def _reason(exc: BaseException, path: Path | None = None) -> str:
     return text
 
 
-def _declared_names(path: Path) -> tuple[str, ...]:
-    """The file's stem and the names and aliases its ``tool(...)``/``Tool(...)`` calls give."""
+def _declared_names(path: Path, source: bytes) -> tuple[str, ...]:
+    """The file's stem and the names and aliases its ``tool(...)``/``Tool(...)`` calls give
+    (read from the syntax tree: nothing of the file runs)."""
     names = [path.stem]
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
+        tree = ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return tuple(names)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or _callee(node.func) not in ("tool", "Tool"):
@@ -301,6 +361,27 @@ def _stand_in(name: str, failure: PluginFailure) -> Tool:
     return Tool(
         name=name,
         description=f"Failed to load from {failure.source}.",
+        args_model=_AnyArgs,
+        func=refuse,
+        blocking=False,
+    )
+
+
+def _untrusted_stand_in(name: str, plugin: UntrustedPlugin) -> Tool:
+    """What a call to a tool of an untrusted workspace's tool file finds: how to trust it."""
+
+    def refuse(args: Any, ctx: Any) -> None:
+        raise UnknownTool(
+            f"The tool {name!r} is not available: it comes from {plugin.source}, and this "
+            "workspace is not trusted, so its own tools are not loaded. Tell the user; "
+            f"after reviewing the file they can trust the workspace with "
+            f"`{plugin.how_to_trust}`.",
+            details={"untrusted_source": plugin.source, "how_to_trust": plugin.how_to_trust},
+        )
+
+    return Tool(
+        name=name,
+        description=f"Not loaded from {plugin.source}: the workspace is not trusted.",
         args_model=_AnyArgs,
         func=refuse,
         blocking=False,
