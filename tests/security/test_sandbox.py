@@ -23,6 +23,7 @@ from local_tools.security.sandbox import (
     ENGINE_VARIABLE,
     SandboxEngine,
     detect_engine,
+    hiding_supported,
     probe_bwrap,
     probe_landlock,
     sandbox_argv,
@@ -505,3 +506,86 @@ def test_filter_program_shape() -> None:
         assert len(program) % 8 == 0
         assert len(program) // 8 <= 12
     assert unix_socket_filter("riscv64") is None
+
+
+# -- protecting and hiding paths (issue 20) ---------------------------------------------
+
+
+def _mounting(sandbox: SandboxEngine) -> None:
+    if not hiding_supported(sandbox):
+        pytest.skip("landlock without namespaces cannot mount: it protects and hides nothing")
+
+
+def test_protected_paths_stay_read_only(sandbox: SandboxEngine, tree: Path) -> None:
+    _mounting(sandbox)
+    ws = tree / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("cfg\n")
+    argv = sandbox_argv(
+        ["/bin/sh", "-c", "echo x >> .git/config; echo x > .git/hooks/pre-commit;"
+         " echo ok > .git/HEAD; echo ok > free.txt"],
+        mode="workspace-write", network=False, cwd=ws, writable=[ws], tmp_dir=tree / "tmp",
+        engine=sandbox, protect=[ws / ".git" / "config", ws / ".git" / "hooks"],
+    )  # fmt: skip
+    r = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60)
+    assert "Read-only file system" in r.stderr
+    assert (ws / ".git" / "config").read_text() == "cfg\n"
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / ".git" / "HEAD").read_text() == "ok\n"  # the rest of .git stays writable
+    assert (ws / "free.txt").read_text() == "ok\n"
+
+
+def test_hidden_paths_are_empty_and_untouched(sandbox: SandboxEngine, tree: Path) -> None:
+    _mounting(sandbox)
+    ws, home = tree / "ws", tree / "home"
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("KEY")
+    (ws / ".env").write_text("SECRET")
+    state = tree / "outside"  # plays the state dir: the temp dir and a folder come back
+    (state / "spill").mkdir()
+    (state / "spill" / "out.txt").write_text("spilled")
+    tmp = state / "tmp"
+    tmp.mkdir()
+    script = (
+        "ls -A ~/.ssh; cat .env; echo; ls -A "
+        + str(state)
+        + "; cat "
+        + str(state / "spill" / "out.txt")
+        + "; echo; echo t > $TMPDIR/t && cat $TMPDIR/t; echo x > .env;"
+        " rm -f .env; rm -rf ~/.ssh; echo y > " + str(state / "spill" / "new")
+    )
+    argv = sandbox_argv(
+        ["/bin/sh", "-c", script], mode="workspace-write", network=False, cwd=ws,
+        writable=[ws], tmp_dir=tmp, engine=sandbox,
+        hide=[home / ".ssh", ws / ".env", state], reveal=[state / "spill"],
+    )  # fmt: skip
+    r = subprocess.run(
+        argv, cwd=ws, capture_output=True, text=True, timeout=60, env={**os.environ,
+        "HOME": str(home)},
+    )  # fmt: skip
+    lines = r.stdout.split("\n")
+    assert "KEY" not in r.stdout and "SECRET" not in r.stdout, r.stdout
+    assert lines[0] == ""  # ~/.ssh empty, .env empty
+    assert set(lines[1].split()) <= {"spill", "tmp"}
+    assert "secret.txt" not in r.stdout
+    assert "spilled" in r.stdout and "t" in lines
+    assert (home / ".ssh" / "id_rsa").read_text() == "KEY"
+    assert (ws / ".env").read_text() == "SECRET"
+    assert not (state / "spill" / "new").exists()
+    assert (tmp / "t").read_text() == "t\n"
+
+
+def test_a_hidden_folder_above_the_workspace_leaves_it_usable(
+    sandbox: SandboxEngine, tree: Path
+) -> None:
+    _mounting(sandbox)
+    ws = tree / "ws"
+    argv = sandbox_argv(
+        ["/bin/sh", "-c", "cat inside.txt && echo new > new.txt && ls ../outside"],
+        mode="workspace-write", network=False, cwd=ws, writable=[ws], tmp_dir=tree / "tmp",
+        engine=sandbox, hide=[tree],
+    )  # fmt: skip
+    r = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=60)
+    assert r.stdout.startswith("in"), r.stderr
+    assert (ws / "new.txt").read_text() == "new\n"
+    assert "secret.txt" not in r.stdout

@@ -3,8 +3,8 @@
 Run as a script in a fresh interpreter, stdlib only, so nothing of ours runs between
 fork and exec in the (threaded) agent process::
 
-    python -I -S landlock.py [--no-ns] [--net] --tmp DIR --cwd DIR
-                             [--write PATH]... [--seccomp HEX] -- ARGV...
+    python -I -S landlock.py [--no-ns] [--net] --tmp DIR --cwd DIR [--write PATH]...
+                             [--mount KIND:PATH]... [--seccomp HEX] -- ARGV...
 
 With namespaces (the default) it enters a new user, mount and PID namespace (and a
 network namespace unless ``--net``: only a loopback that is down, so every TCP connect
@@ -17,6 +17,12 @@ not writable) and a few devices (/dev/null...); no new
 privileges; no capabilities; signals to processes outside and (without ``--net``)
 abstract Unix sockets are scoped out at ABI >= 6; TCP bind/connect are refused by
 Landlock too at ABI >= 4 without ``--net``.
+
+Before that, in its own mount namespace, the ``--mount`` operations, in order: ``ro``
+binds PATH read-only over itself (what steers local-tools, inside a writable root),
+``hide`` puts an empty read-only tmpfs over a directory or /dev/null over a file,
+``bind``/``robind`` bring back (read-write / read-only) a path under a hidden
+directory. Sources are opened before anything is mounted.
 
 ``--no-ns`` (no user namespaces on this machine): Landlock only, the command is
 exec'd in place; no PID namespace,
@@ -100,7 +106,13 @@ def _fail(message: str) -> NoReturn:
 
 def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
     """Options with values, flags, and the command after ``--``."""
-    values: dict[str, list[str]] = {"--tmp": [], "--cwd": [], "--write": [], "--seccomp": []}
+    values: dict[str, list[str]] = {
+        "--tmp": [],
+        "--cwd": [],
+        "--write": [],
+        "--seccomp": [],
+        "--mount": [],
+    }
     flags: set[str] = set()
     i = 0
     while i < len(args) and args[i] != "--":
@@ -131,6 +143,49 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
     ret = _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data))
     _check(ret, f"mount {target}")
+
+
+# statvfs flags that a remount in a user namespace must keep (they are locked).
+_KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid nodev noexec noatime nodiratime relatime
+
+
+def _read_only(path: str) -> None:
+    kept = os.statvfs(path).f_flag & _KEPT_FLAGS
+    _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
+
+
+def _apply_mounts(ops: list[str]) -> None:
+    """The ``--mount KIND:PATH`` operations, in order (see the module docstring)."""
+    parsed = [tuple(op.split(":", 1)) for op in ops]
+    if any(len(op) != 2 or op[0] not in ("ro", "hide", "bind", "robind") for op in parsed):
+        _fail(f"bad --mount operation in {ops!r}")
+    # Sources first: a later tmpfs may cover them.
+    sources = {p: fd for k, p in parsed if k != "hide" and (fd := _open_path(p)) is not None}
+    tmpfs: list[str] = []
+    for kind, path in parsed:
+        if kind == "hide":
+            if os.path.isdir(path) and not os.path.islink(path):
+                _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=64k")
+                tmpfs.append(path)
+            elif os.path.lexists(path):
+                _mount("/dev/null", path, None, _MS_BIND)
+                _read_only(path)
+            continue
+        fd = sources.get(path)
+        if fd is None:
+            continue  # gone meanwhile
+        is_dir = os.path.isdir(f"/proc/self/fd/{fd}")
+        if not os.path.lexists(path):  # its mount point, inside a tmpfs of ours
+            os.makedirs(path if is_dir else os.path.dirname(path), exist_ok=True)
+            if not is_dir:
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND)
+        if kind != "bind":
+            _read_only(path)
+    for path in tmpfs:
+        _read_only(path)
+    for fd in sources.values():
+        os.close(fd)
 
 
 def _enter_namespaces(net: bool) -> None:
@@ -255,6 +310,7 @@ def main(args: list[str]) -> NoReturn:
             _exec(command)
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount reaches the host
         shm = _private_shm()
+        _apply_mounts(values["--mount"])
         # The child watches this pipe: EOF means the helper is already gone.
         read_end, alive = os.pipe()
         pid = os.fork()

@@ -12,7 +12,7 @@ import atexit
 import itertools
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,9 @@ class ProcessManager:
         self._procs: dict[str, ManagedProcess] = {}
         self._ids = itertools.count(1)
         self._closed = False
+        # Run on every get/list (the process_* tools): returns a note, fed to the
+        # stderr of the background commands still running (set by exec_cmd).
+        self.on_access: Callable[[], str | None] | None = None
         _live_managers.add(self)
 
     def start(
@@ -56,6 +59,7 @@ class ProcessManager:
         hold: bool = False,
         spill_after: tuple[int, int] | None = None,
         pass_fds: tuple[int, ...] = (),
+        on_exit: Callable[[], str | None] | None = None,
     ) -> ManagedProcess:
         with self._lock:
             if self._closed:
@@ -73,7 +77,7 @@ class ProcessManager:
                 running = RunningCommand(
                     command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
                     name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
-                    pass_fds=pass_fds,
+                    pass_fds=pass_fds, on_exit=on_exit,
                 )  # fmt: skip
             except OSError as exc:  # no shell, no fds left, cwd gone: the host refused
                 raise ExecutionError(f"Could not start the command: {exc}.") from None
@@ -82,7 +86,18 @@ class ProcessManager:
             self._forget_old()
             return proc
 
+    def checked(self) -> str | None:
+        """Run `on_access`; its note goes to every running background command's stderr."""
+        note = self.on_access() if self.on_access is not None else None
+        if note:
+            with self._lock:
+                running = [p for p in self._procs.values() if p.command.running and p.background]
+            for proc in running:
+                proc.command.stderr.feed(f"\n[local-tools: {note}]\n".encode())
+        return note
+
     def get(self, process_id: str, owner: str) -> ManagedProcess:
+        self.checked()
         with self._lock:
             proc = self._procs.get(process_id.strip())
             if proc is None or proc.owner != owner:
@@ -92,6 +107,7 @@ class ProcessManager:
             return proc
 
     def list(self, owner: str) -> list[ManagedProcess]:
+        self.checked()
         with self._lock:
             return [p for p in self._procs.values() if p.owner == owner]
 

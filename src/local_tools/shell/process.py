@@ -52,10 +52,13 @@ class RunningCommand:
         hold: bool = False,
         spill_after: tuple[int, int] | None = None,
         pass_fds: tuple[int, ...] = (),
+        on_exit: Callable[[], str | None] | None = None,
     ) -> None:
         """`hold`: argv is a POSIX `shell -c COMMAND`, which may be gated until it is
         in its cgroup (not for sandboxed commands: their PID namespace holds them).
-        `spill_after`: (bytes, lines) past which a stream is also saved to a file."""
+        `spill_after`: (bytes, lines) past which a stream is also saved to a file.
+        `on_exit`: run once the whole tree is gone, before `done` is set; the note it
+        returns is `exit_note` (and a line of stderr when `report_exit_note` is set)."""
         self.command = command
         self.started_at = time.time()
         self.ended_at: float | None = None
@@ -63,6 +66,9 @@ class RunningCommand:
         self.killed_by: str | None = None  # "timeout", "cancel", "kill", "shutdown"
         self.leftovers_killed = False  # the command left processes that were ended
         self._pipes_held = False
+        self._on_exit = on_exit
+        self.exit_note: str | None = None
+        self.report_exit_note = False  # a background command: its reader sees stderr
         self.done = threading.Event()
         self.started_monotonic = time.monotonic()
         self.duration_ms: float | None = None
@@ -278,6 +284,13 @@ class RunningCommand:
             self.leftovers_killed = self.killed_by is None
             self.tree.kill(scan=True)
         self.tree.release()
+        if self._on_exit is not None:
+            try:
+                self.exit_note = self._on_exit()
+            except Exception as exc:  # the reader thread must finish whatever happens
+                self.exit_note = f"the check after the command failed: {exc}"
+            if self.exit_note and self.report_exit_note:
+                self.stderr.feed(f"\n[local-tools: {self.exit_note}]\n".encode())
         for pipe in (self.popen.stdout, self.popen.stderr, self.popen.stdin):
             if pipe is not None:
                 with contextlib.suppress(OSError):

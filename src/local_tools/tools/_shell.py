@@ -79,6 +79,11 @@ class ExecOutput(Output):
     stderr_path: str = Field(None, description="A file with the whole standard error.")
     note: str = Field(None, description="Processes it left running were stopped.")
     sandbox_note: str = Field(None, description="Why the command ran without a sandbox.")
+    protected_note: str = Field(
+        None,
+        description="Protected paths the command changed were put back: which, and where "
+        "its versions are kept.",
+    )
     process_id: str = Field(None, description="Background: its id for process_output etc.")
     command: str = Field(None, description="Background: the command line.")
     status: str = Field(None, description='Background: "running" (or "exited" already).')

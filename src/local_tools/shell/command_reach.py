@@ -1,0 +1,108 @@
+"""What a command may see and change besides its roots: decided per call for exec_cmd.
+
+- Protected paths (security/trusted_paths.py): `.local-tools/`, `local-tools.toml` at
+  each root's top, the config file in use, and what in `.git` runs code; a `write:file`
+  rule naming the path (as for the file tools) lifts the protection.
+- Hidden paths: local-tools' state dir (but the command's own temp dir and the
+  workspace's spilled output), the credential stores (security/hidden_paths.py), and,
+  for a command no person approved, the `.env`-style files under the roots.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from local_tools.core.config import CONFIG_ENV, CONFIG_FILENAME
+from local_tools.core.context import ToolContext
+from local_tools.security.hidden_paths import MAX_DIRS, SecretFiles, credential_paths
+from local_tools.security.trusted_paths import Protected, TrustedPaths, protected_paths
+
+__all__ = [
+    "approved_by_person",
+    "hidden_paths",
+    "protected_existing",
+    "protected_for",
+    "secret_files",
+    "secret_search_note",
+    "trusted_paths",
+]
+
+
+def trusted_paths(ctx: ToolContext) -> TrustedPaths:
+    """The toolbox's before/after guard; what it takes away goes under the state dir."""
+    quarantine = ctx.spill_dir.parent / "reverted"
+    return ctx.resource("shell.trusted_paths", lambda: TrustedPaths(quarantine))
+
+
+def _roots(ctx: ToolContext) -> list[Path]:
+    spill = Path(os.path.realpath(ctx.spill_dir))
+    return [root for root, _ in ctx.jail.roots if root != spill]
+
+
+def protected_for(ctx: ToolContext) -> list[Protected]:
+    """The protected paths of this call's roots and config, less those a rule lifts.
+
+    `$LOCAL_TOOLS_CONFIG` is protected too, whether it exists or not: the next start
+    would load it in full."""
+    paths = protected_paths(_roots(ctx), ctx.config.source, CONFIG_FILENAME)
+    from_env = os.environ.get(CONFIG_ENV)
+    if from_env:
+        real = Path(os.path.realpath(os.path.expanduser(from_env)))
+        paths += [Protected(real, real.parent)]
+    return [p for p in paths if not _lifted(ctx, p)]
+
+
+def protected_existing(ctx: ToolContext) -> list[Protected]:
+    """The protected paths that exist now: the sandbox mounts them read-only over
+    themselves (a `.git` folder itself stays writable: objects, refs, the index)."""
+    return [p for p in protected_for(ctx) if not p.container and os.path.lexists(p.path)]
+
+
+def _lifted(ctx: ToolContext, p: Protected) -> bool:
+    subject = ctx.jail.display(p.path) + ("/*" if p.tree else "")
+    decision = ctx.policy.evaluate(ctx.user_id, "write:file", subject)
+    return decision.action == "allow" and not _broad(decision.rule)
+
+
+def _broad(rule: str) -> bool:
+    """A rule for every path (`"write:file" = "allow"`, `{ "*..." = ... }`), which does
+    not lift a protection: only one naming the path does."""
+    return '= "allow" (' in rule or '{ "*' in rule
+
+
+def approved_by_person(ctx: ToolContext, subjects: list[str]) -> bool:
+    """Whether a person approved this command: asked now, an "allow always" answer, or a
+    rule of their config. False when only the built-in read-only rules allowed it."""
+    for subject in subjects:
+        decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
+        if decision.action != "allow" or not decision.rule.endswith("(default)"):
+            return True
+    return False
+
+
+def secret_files(ctx: ToolContext) -> list[Path]:
+    return _finder(ctx).find(_roots(ctx))
+
+
+def secret_search_note(ctx: ToolContext) -> str | None:
+    """Said when the last search for secret files stopped before the end of the tree."""
+    if _finder(ctx).complete:
+        return None
+    return (
+        f"the search for .env files to hide stopped after {MAX_DIRS} folders: "
+        "files deeper in the tree may be visible to this command"
+    )
+
+
+def _finder(ctx: ToolContext) -> SecretFiles:
+    return ctx.resource("shell.secret_files", SecretFiles)
+
+
+def hidden_paths(ctx: ToolContext, *, secrets: bool) -> tuple[list[Path], list[Path]]:
+    """(paths to hide, paths under them to show read-only)."""
+    sandbox = ctx.config.sandbox
+    hide = [ctx.state_dir, *credential_paths(sandbox.deny_read, sandbox.allow_read)]
+    if secrets:
+        hide += secret_files(ctx)
+    return hide, [ctx.spill_dir]
