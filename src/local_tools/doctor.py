@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from typing import TYPE_CHECKING
@@ -47,7 +48,7 @@ def _browser(tb: Toolbox) -> str:
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
-    from local_tools.security.sandbox import bwrap_binaries, sandbox_engine
+    from local_tools.security.sandbox import bwrap_binaries, hiding_detail, sandbox_engine
     from local_tools.shell.environment import shell_argv
     from local_tools.shell.tree_kill import cgroup_info
 
@@ -65,13 +66,37 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("search", engine_info()),
         ("shell", shell_argv("")[0]),
         ("sandbox", _sandbox(tb, sandbox_engine())),
+        ("hidden", hiding_detail(sandbox_engine(), tb.config.sandbox.mode)),
         ("process tree", cgroup_info()),
         ("landlock", f"ABI {abi}" if abi else "unavailable"),
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
+        *_trust(tb),
     ]
+
+
+def _trust(tb: Toolbox) -> list[tuple[str, str]]:
+    """Whether the workspace's own config and tools took effect; what was left out, and
+    the command that trusts it."""
+    from local_tools.core.trust import trust_command
+    from local_tools.interact.terminal import safe_text
+
+    config_file = tb.config.untrusted_file
+    ignored = tb.config.ignored if config_file else ()
+    untrusted = tb.registry.untrusted
+    if not ignored and not untrusted:
+        from local_tools.core.trust import stored_trust
+
+        trusted = stored_trust(tb.workspace, tb.state_dir) is not False
+        return [("workspace trust", "trusted" if trusted else "nothing of its own left out")]
+    rows = [("workspace trust", "NOT TRUSTED: its own settings that widen and its tools are off")]
+    rows += [("  ignored", safe_text(f"{item} ({config_file})")) for item in ignored]
+    rows += [("  not loaded", safe_text(p.source)) for p in untrusted]
+    folder = os.path.dirname(config_file) if config_file else str(tb.workspace)
+    rows.append(("  to trust", safe_text(trust_command(folder))))
+    return rows
 
 
 def _custom_tools(tb: Toolbox) -> list[tuple[str, str]]:

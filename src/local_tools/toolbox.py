@@ -15,11 +15,18 @@ from local_tools.core.context import ProgressFunc
 from local_tools.core.output import cleanup_spills, render_compact
 from local_tools.core.registry import Registry
 from local_tools.core.runner import Runner
-from local_tools.core.state import default_state_dir, workspace_state_dir
+from local_tools.core.state import (
+    default_state_dir,
+    private_dir,
+    tighten_state_dir,
+    workspace_state_dir,
+)
 from local_tools.core.tool import Tool
+from local_tools.core.trust import Trust, stored_trust, trust_command
 from local_tools.interact.base import Asker
 from local_tools.interact.pending import PendingQueue
 from local_tools.interact.queue_asker import QueueAsker
+from local_tools.interact.terminal import safe_text
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.jail import Jail
 from local_tools.security.policy import Policy
@@ -34,6 +41,13 @@ class Toolbox:
 
     ``Toolbox(workspace, config).run(name, args, user_id=...)`` returns an envelope
     and never raises; ``arun`` is the same call for asyncio code.
+
+    The workspace's own ``local-tools.toml`` and ``.local-tools/tools/*.py`` take effect
+    only when the user trusted the workspace (``local-tools trust``) and nothing changed
+    since; until then only the file's narrowing settings apply and its tools are not
+    imported (``trust_notice()`` says what was left out). ``trust=True`` is for a caller
+    who vouches for the folder; ``trust=False`` ignores a stored trust. A ``config``
+    passed here is the caller's own and always applies in full.
     """
 
     def __init__(
@@ -46,19 +60,26 @@ class Toolbox:
         audit: bool = True,
         plugins: bool = True,
         tools: Iterable[Tool] | None = None,
+        trust: bool | None = None,
     ) -> None:
         start = Path(workspace) if workspace is not None else Path.cwd()
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        start = start.resolve()
+        self._trust: Trust = stored_trust(start, self.state_dir) if trust is None else trust
         self.config: Config = load_config(
-            dict(config) if isinstance(config, Mapping) else config, start.resolve()
+            dict(config) if isinstance(config, Mapping) else config,
+            start,
+            trust=self._trust,
+            state_dir=self.state_dir,
         )
         # The config decides the jail when it names a root; otherwise it is the
         # workspace it was loaded for.
         root = Path(self.config.workspace.root)
-        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         ws_state = workspace_state_dir(self.state_dir, Path(os.path.realpath(root)))
         # Per workspace: one workspace's spilled output is not readable from another.
         self.spill_dir = ws_state / "tool-output"
-        self.spill_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.spill_dir)  # 0700, and a state dir of an older version tightened
+        tighten_state_dir(self.state_dir)
         cleanup_spills(self.spill_dir)
         self.jail = Jail(
             root,
@@ -71,7 +92,10 @@ class Toolbox:
         self.policy = Policy.from_config(
             self.config, approvals=approvals, protected=self._protected_paths()
         )
-        self.registry = _build_registry(tools, self.workspace if plugins else None)
+        plugin_trust = self._trust
+        if trust is None and Path(os.path.realpath(root)) != Path(os.path.realpath(start)):
+            plugin_trust = stored_trust(self.workspace, self.state_dir)  # another folder
+        self.registry = _build_registry(tools, self.workspace if plugins else None, plugin_trust)
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
         self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
         # Where calls with no person at their own door wait for the web console.
@@ -116,6 +140,29 @@ class Toolbox:
             rules["write:file"][shown] = "ask"
             rules["delete:file"][shown] = "ask"
         return rules
+
+    # -- trust ------------------------------------------------------------------
+
+    def trust_notice(self) -> str | None:
+        """What of the workspace's own was left out because it is not trusted, and the
+        command that trusts it; None when nothing was. For `doctor`, `list` and the
+        servers' start-up log."""
+        config_file = self.config.untrusted_file
+        ignored = list(self.config.ignored) if config_file else []
+        plugins = self.registry.untrusted
+        if not ignored and not plugins:
+            return None
+        folder = Path(config_file).parent if config_file else Path(self.workspace)
+        parts = []
+        if ignored:
+            parts.append(f"settings of {config_file} not applied: {'; '.join(ignored)}")
+        if plugins:
+            parts.append("tool files not loaded: " + ", ".join(p.source for p in plugins))
+        # Names and values come from the workspace: no escape sequence reaches a terminal.
+        return safe_text(
+            f"this workspace is not trusted ({folder}): {'. '.join(parts)}. "
+            f"To trust it after reviewing them: {trust_command(folder)}"
+        )
 
     # -- calling ----------------------------------------------------------------
 
@@ -221,13 +268,15 @@ class _LoopHolder:
             self.loop.close()
 
 
-def _build_registry(tools: Iterable[Tool] | None, workspace: Path | None) -> Registry:
+def _build_registry(
+    tools: Iterable[Tool] | None, workspace: Path | None, trust: Trust = False
+) -> Registry:
     from local_tools.tools import builtin_tools  # deferred: keeps `import local_tools` light
 
     registry = Registry(builtin_tools())
     for extra in tools or ():
         registry.add(extra, source="Toolbox(tools=...)")
     if workspace is not None:
-        registry.load_workspace_tools(workspace)
+        registry.load_workspace_tools(workspace, trust)
         registry.load_entry_points()
     return registry

@@ -1,4 +1,5 @@
-"""Every answer a person gives is audited with the door it came through."""
+"""Every answer a person gives is audited with the door it came through, who answered
+and how they were authenticated."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def test_a_terminal_approval_is_audited_with_its_call(make_toolbox: Any, workspa
         "subject": "a.txt",
         "answer": "once",
         "rule": "a.txt",
+        "answered_by": "terminal",
+        "authenticated": "terminal",
     }
     assert answer.note == "answered through terminal"
 
@@ -41,6 +44,8 @@ def test_an_answered_question_is_audited(make_toolbox: Any) -> None:
         "question": "Which?",
         "choices": ["b"],
         "text": None,
+        "answered_by": "terminal",
+        "authenticated": "terminal",
     }
 
 
@@ -65,3 +70,32 @@ def test_nobody_there_leaves_no_answer_row(make_toolbox: Any, workspace: Path) -
     err(tb.run("file_delete", {"path": "a.txt"}), "PERMISSION_DENIED")
     ok(tb.run("question", {"question": "Which?"}))  # handed to the chat
     assert _answers(tb) == []
+
+
+def test_a_console_answer_is_audited_with_its_session(make_toolbox: Any, workspace: Path) -> None:
+    """The console's answer reaches the call through the pending queue, with who
+    answered and how: the audit row says so, not just "web console"."""
+    import threading
+    import time
+
+    (workspace / "a.txt").write_text("x")
+    tb = make_toolbox()
+    tb.pending.beat("console", "http://127.0.0.1:1/")
+
+    def answer() -> None:
+        deadline = time.monotonic() + 10
+        while not tb.pending.pending() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [item] = tb.pending.pending()
+        tb.pending.answer(
+            item.id, {"decision": "once"}, "web console (127.0.0.1)", "console-session"
+        )
+
+    person = threading.Thread(target=answer)
+    person.start()
+    ok(tb.run("file_delete", {"path": "a.txt"}))
+    person.join()
+    [row] = _answers(tb)
+    assert row.args["answered_by"] == "web console (127.0.0.1)"
+    assert row.args["authenticated"] == "console-session"
+    assert row.transport == "web console"

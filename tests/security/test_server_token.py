@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from local_tools.security.server_token import TOKEN_VARIABLE, bearer_ok, server_token
+from local_tools.security.server_token import (
+    TOKEN_VARIABLE,
+    TokenSource,
+    bearer_ok,
+    ensure_token,
+    rotate_token,
+    server_token,
+)
 
 
 def test_made_once_private_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -24,6 +31,26 @@ def test_environment_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv(TOKEN_VARIABLE, "from-env")
     assert server_token(tmp_path) == "from-env"
     assert not (tmp_path / "server-token").exists()
+
+
+def test_made_now_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_VARIABLE, raising=False)
+    token, made = ensure_token(tmp_path)
+    assert made
+    assert ensure_token(tmp_path) == (token, False)
+
+
+def test_rotation_reaches_a_running_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TOKEN_VARIABLE, raising=False)
+    source = TokenSource(tmp_path)
+    old = source.current()
+    new = rotate_token(tmp_path)
+    assert new != old and source.current() == new
+    assert stat.S_IMODE((tmp_path / "server-token").stat().st_mode) == 0o600
+    (tmp_path / "server-token").unlink()  # removing the file is not rotating it
+    assert source.current() == new
+    monkeypatch.setenv(TOKEN_VARIABLE, "from-env")
+    assert source.current() == "from-env"
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ from envelopes import ok  # noqa: E402
 from local_tools import Toolbox  # noqa: E402
 from local_tools.interact.base import QuestionAnswer, QuestionRequest  # noqa: E402
 from local_tools.interact.queue_asker import QueueAsker  # noqa: E402
-from local_tools.transports.http_guard import CONSOLE_COOKIE  # noqa: E402
+from local_tools.transports.http_guard import console_cookie  # noqa: E402
 from spawned_http import spawn_http_server  # noqa: E402
 
 TIMEOUT_MS = 10_000
@@ -150,7 +150,8 @@ def test_a_delete_waiting_for_approval_is_allowed_by_a_click(
     page: Page, tb: Toolbox, workspace: Path
 ) -> None:
     (cookie,) = page.context.cookies()
-    assert cookie["name"] == CONSOLE_COOKIE
+    port = int(page.url.split(":")[2].split("/")[0])
+    assert cookie["name"] == console_cookie(port) and cookie["path"] == "/console/"
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     (workspace / "doomed.txt").write_text("x")
     call = Background(lambda: tb.run("file_delete", {"path": "doomed.txt"}, transport="mcp"))

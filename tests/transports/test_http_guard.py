@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from local_tools.transports.http_guard import Guard, origin_matches
-from local_tools.transports.http_server import _bind, _server_error
+from local_tools.transports.http_server import _server_error, bind_socket
 
 TOKEN = "f" * 64
 
@@ -41,7 +41,7 @@ async def _raw_boom(scope: Any, receive: Any, send: Any) -> None:
 
 @contextmanager
 def running(app: Any, **guard: Any) -> Iterator[str]:
-    sock = _bind("127.0.0.1", 0)
+    sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     wrapped = Guard(app, token=TOKEN, host="127.0.0.1", port=port, **guard)
     server = uvicorn.Server(uvicorn.Config(wrapped, log_level="critical", lifespan="off"))

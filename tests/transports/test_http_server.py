@@ -21,6 +21,7 @@ import httpx
 import psutil
 import pytest
 
+from local_tools.core.trust import TrustStore, fingerprint
 from spawned_http import spawn_http_server
 
 EXTENSION = "chrome-extension://bhnnabgkidkkjgkakmkpnkakfpkcmpnj"
@@ -137,15 +138,19 @@ def test_browser_auth_sets_the_console_cookie(server: Server) -> None:
         r = c.get("/auth", params={"token": server.token})
         assert r.status_code == 303 and r.headers["location"] == "/"
         cookie = r.headers["set-cookie"]
-        assert cookie.startswith(f"local_tools_console={server.token};")
+        name = f"local_tools_console_{server.port}"  # per port: cookies ignore ports
+        assert cookie.startswith(f"{name}=")
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
-        assert "Path=/" in cookie
+        assert "Path=/console/" in cookie
         page = c.get("/")
         assert page.status_code == 200 and "console" in page.text
         assert page.headers["content-type"].startswith("text/html")
         assert page.headers["x-frame-options"] == "DENY"
-        # The cookie is the console's key only: no tool route takes it instead of the header.
-        assert c.cookies.get("local_tools_console") == server.token
+        # A session of its own, not the token; the console's key only: no tool route
+        # takes it instead of the header.
+        session = c.cookies.get(name)
+        assert session and server.token not in session
+        c.cookies.set(name, session, domain="127.0.0.1", path="/")  # sent everywhere
         assert c.get("/tools").status_code == 401
         assert c.post("/exec", json={"name": "list_dir", "args": {}}).status_code == 401
         state = c.get("/console/api/state")  # the console's own API takes the cookie
@@ -409,6 +414,7 @@ def test_allowed_origins_from_config(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "local-tools.toml").write_text('[http]\nallowed_origins = ["https://*.example.com"]\n')
+    TrustStore(tmp_path / "state").trust(ws, fingerprint(ws))  # as `local-tools trust` does
     with serve(ws, tmp_path / "state") as s, s.client() as c:
         r = c.get("/tools", headers={"Origin": "https://chat.example.com"})
         assert r.status_code == 200
@@ -504,6 +510,7 @@ def test_a_broken_plugin_is_logged_at_start_and_the_rest_serve(tmp_path: Path) -
     plugins.mkdir(parents=True)
     (plugins / "broken.py").write_text("raise RuntimeError('half-written plugin')\n")
     (ws / "a.txt").write_text("still here\n")
+    TrustStore(tmp_path / "state").trust(ws, fingerprint(ws))  # as `local-tools trust` does
     with serve(ws, tmp_path / "state") as server:
         out = server.exec("read_file", {"path": "a.txt"})
         assert out["status"] == "success" and "still here" in out["output"]

@@ -32,6 +32,7 @@ from local_tools.interact import console_state
 from local_tools.interact import pending as pending_queue
 from local_tools.interact.base import MAX_REVIEW_CHARS
 from local_tools.transports import web_console
+from local_tools.transports.http_guard import AUTH_SCOPE_KEY, CONSOLE_SESSION
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
 
@@ -70,11 +71,27 @@ def console_app(tb: Toolbox, url: str) -> Starlette:
     return Starlette(routes=console_routes(tb), lifespan=lifespan)
 
 
+def as_console_session(app: Any) -> Any:
+    """Every request marked as the server's guard marks a console session's (the guard
+    itself, cookies and all, is tested in test_http_server.py and
+    tests/security/test_self_reach.py)."""
+
+    async def marked(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope[AUTH_SCOPE_KEY] = CONSOLE_SESSION
+        await app(scope, receive, send)
+
+    return marked
+
+
 @contextlib.contextmanager
 def serve_console(tb: Toolbox) -> Iterator[Console]:
     """uvicorn in a thread on a free loopback port; stops (streams and all) on exit."""
     config = uvicorn.Config(
-        console_app(tb, "http://127.0.0.1/"), host="127.0.0.1", port=0, log_level="warning"
+        as_console_session(console_app(tb, "http://127.0.0.1/")),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -734,3 +751,30 @@ def test_a_review_answer_with_a_lone_surrogate_is_refused(
     call.join(10)
     assert ok(result)["decision"] == "edit"
     assert (workspace / "prd.md").read_text() == "# PRD 😀\n"
+
+
+def test_the_answer_route_itself_takes_only_a_console_session(tb: Toolbox) -> None:
+    """Mounted behind no guard (or a guard that let a bearer token through), the
+    route answers nothing: only a request the guard marked as a console session."""
+    from starlette.testclient import TestClient
+
+    request_id = tb.pending.submit(
+        "permission", {"tool": "x", "permission": "delete:file", "subject": "a", "suggestion": None}
+    )
+    app = console_app(tb, "http://127.0.0.1/")
+    mark: dict[str, Any] = {}
+
+    async def marked(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and "auth" in mark:
+            scope[AUTH_SCOPE_KEY] = mark["auth"]
+        await app(scope, receive, send)
+
+    body = {"id": request_id, "answer": {"decision": "once"}}
+    with TestClient(marked) as c:
+        assert c.post("/console/api/answer", json=body).status_code == 403  # no guard
+        mark["auth"] = "bearer"
+        assert c.post("/console/api/answer", json=body).status_code == 403
+        item = tb.pending.get(request_id)
+        assert item is not None and item.status == "pending"
+        mark["auth"] = CONSOLE_SESSION  # the control
+        assert c.post("/console/api/answer", json=body).status_code == 200

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
 import sqlite3
 import threading
@@ -43,6 +42,7 @@ from typing import Any, Literal
 
 from local_tools.core.audit_schema import migrate
 from local_tools.core.redact import redact_clipped
+from local_tools.core.state import private_file
 
 __all__ = ["AuditLog", "AuditRecord"]
 
@@ -202,10 +202,9 @@ class _Store:
         """The open connection, opening and migrating it first if needed (db_lock held)."""
         if self.conn is not None:
             return self.conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
-            # Created 0600 up front: args are redacted, but still nobody else's business.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        # Created 0600 up front in a 0700 folder (its -wal and -shm copy the mode): args
+        # are redacted, but still nobody else's business.
+        private_file(self.path)
         conn = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from typing import TYPE_CHECKING, Any
 
+from local_tools.core.state import private_file
 from local_tools.interact.pending import PendingItem
 from local_tools.tools._todos import STATUSES, read_todos, todos_file
 
@@ -99,6 +100,7 @@ class CallLog:
         with self._lock:
             try:
                 if self._db is None:
+                    private_file(self._audit.path)  # not made 0644 by this connect
                     self._db = sqlite3.connect(
                         self._audit.path, timeout=5.0, check_same_thread=False
                     )

@@ -28,6 +28,8 @@ from typing import Any
 
 import psutil
 
+from local_tools.core.state import private_file
+
 __all__ = ["CONSOLE_STALE", "PendingItem", "PendingQueue"]
 
 # A console that has not beaten for this long is gone (crashed, closed laptop lid).
@@ -45,6 +47,7 @@ CREATE TABLE IF NOT EXISTS requests (
     status TEXT NOT NULL DEFAULT 'pending',
     answer TEXT,
     answered_by TEXT,
+    answered_auth TEXT,
     updated REAL NOT NULL,
     pid INTEGER NOT NULL
 );
@@ -68,6 +71,8 @@ class PendingItem:
     answer: dict[str, Any] | None
     answered_by: str | None
     updated: float
+    # How the one who answered was authenticated ("console-session"); None before.
+    answered_auth: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +83,7 @@ class PendingItem:
             "status": self.status,
             "answer": self.answer,
             "answered_by": self.answered_by,
+            "answered_auth": self.answered_auth,
             "updated": self.updated,
         }
 
@@ -112,13 +118,15 @@ class PendingQueue:
         """The newest requests whatever their state, newest first (the console's history)."""
         return self._items("ORDER BY seq DESC LIMIT ?", (limit,))
 
-    def answer(self, request_id: str, answer: Mapping[str, Any], by: str) -> bool:
-        """Answer a pending request; False when it is no longer pending (answered
-        elsewhere, timed out, its call cancelled)."""
+    def answer(
+        self, request_id: str, answer: Mapping[str, Any], by: str, auth: str | None = None
+    ) -> bool:
+        """Answer a pending request (`by` names who, `auth` how they were authenticated);
+        False when it is no longer pending (answered elsewhere, timed out, cancelled)."""
         changed = self._write(
-            "UPDATE requests SET status = 'answered', answer = ?, answered_by = ?, updated = ? "
-            "WHERE id = ? AND status = 'pending'",
-            (json.dumps(dict(answer)), by, time.time(), request_id),
+            "UPDATE requests SET status = 'answered', answer = ?, answered_by = ?, "
+            "answered_auth = ?, updated = ? WHERE id = ? AND status = 'pending'",
+            (json.dumps(dict(answer)), by, auth, time.time(), request_id),
         )
         return changed == 1
 
@@ -152,6 +160,12 @@ class PendingQueue:
     async def wait(self, request_id: str, timeout: float) -> dict[str, Any] | None:
         """The answer, or None at the timeout (the request is then withdrawn). A
         cancelled wait withdraws the request too, so the console stops showing it."""
+        item = await self.wait_item(request_id, timeout)
+        return None if item is None else item.answer or {}
+
+    async def wait_item(self, request_id: str, timeout: float) -> PendingItem | None:
+        """The answered request (answer, who answered, how authenticated), or None at
+        the timeout, as `wait`."""
         deadline = time.monotonic() + timeout
         delay = 0.02
         try:
@@ -160,14 +174,14 @@ class PendingQueue:
                 if item is None:
                     return None
                 if item.status == "answered":
-                    return item.answer or {}
+                    return item
                 if item.status != "pending":
                     return None
                 if time.monotonic() >= deadline:
                     self.withdraw(request_id, "expired")
                     # An answer may have landed between the read and the withdrawal.
                     final = self.get(request_id)
-                    return final.answer if final and final.status == "answered" else None
+                    return final if final and final.status == "answered" else None
                 await asyncio.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 1.5, 0.25)
         except asyncio.CancelledError:
@@ -194,11 +208,13 @@ class PendingQueue:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # 0600 before SQLite creates it 0644 (its -wal and -shm copy the mode).
+            private_file(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 5000")
             db.execute("PRAGMA journal_mode = WAL")
             db.executescript(_SCHEMA)
+            _add_missing_columns(db)
             self._db = db
         return self._db
 
@@ -212,8 +228,8 @@ class PendingQueue:
 
     def _items(self, where: str, params: tuple[Any, ...] = ()) -> list[PendingItem]:
         rows = self._read(
-            "SELECT id, kind, created, payload, status, answer, answered_by, updated "
-            f"FROM requests {where}",
+            "SELECT id, kind, created, payload, status, answer, answered_by, updated, "
+            f"answered_auth FROM requests {where}",
             params,
         )
         return [
@@ -226,6 +242,7 @@ class PendingQueue:
                 answer=json.loads(r[5]) if r[5] else None,
                 answered_by=r[6],
                 updated=r[7],
+                answered_auth=r[8],
             )
             for r in rows
         ]
@@ -242,6 +259,17 @@ class PendingQueue:
             "(SELECT COALESCE(MAX(seq), 0) FROM requests) - ?",
             (KEEP_DONE,),
         )
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """A queue made by an older version lacks `answered_auth`: add it (once)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
+    if "answered_auth" not in columns:
+        try:
+            db.execute("ALTER TABLE requests ADD COLUMN answered_auth TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it meanwhile
+            if "duplicate column" not in str(exc):
+                raise
 
 
 def _alive(pid: int) -> bool:

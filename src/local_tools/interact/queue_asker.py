@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from local_tools.interact.audited import answered_by
 from local_tools.interact.base import (
     Answer,
     NoPersonAvailable,
@@ -31,6 +32,9 @@ _ANSWERS: frozenset[str] = frozenset({"once", "always", "pattern", "deny"})
 
 class QueueAsker:
     door = "web console"  # how the audit names who answered
+    # The console takes answers from a console session only (never the API token);
+    # each answer says so itself, stored with it in the queue.
+    authenticated = "console-session"
 
     def __init__(self, queue: PendingQueue, timeout: float = DEFAULT_ANSWER_TIMEOUT) -> None:
         self.queue = queue
@@ -99,7 +103,8 @@ class QueueAsker:
     ) -> dict[str, Any]:
         wait = self.timeout if timeout is None else timeout
         request_id = self.queue.submit(kind, payload)
-        answer = await self.queue.wait(request_id, wait)
-        if answer is None:
+        item = await self.queue.wait_item(request_id, wait)
+        if item is None:
             raise TimeoutError(f"nobody answered in the web console within {wait:g} s")
-        return answer
+        answered_by(item.answered_by or self.door, item.answered_auth or "unknown")
+        return item.answer or {}

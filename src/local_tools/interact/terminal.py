@@ -60,6 +60,7 @@ class TerminalAsker:
     """An `Asker` reading answers from a terminal (or any pair of text streams)."""
 
     door = "terminal"  # how the audit names who answered
+    authenticated = "terminal"  # a person at this process's own terminal
 
     def __init__(self, input: TextIO | None = None, output: TextIO | None = None) -> None:
         """Streams default to sys.stdin / sys.stderr, looked up when asking."""

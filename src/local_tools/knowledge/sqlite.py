@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from local_tools.core.errors import StorageError, ToolError
+from local_tools.core.state import private_file
 from local_tools.knowledge.store import (
     BUSY_TIMEOUT_MS,
     Conn,
@@ -126,7 +127,7 @@ class SqliteStore(KnowledgeStore):
         self.path = Path(path)
         self._lock = threading.RLock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_file(self.path)  # 0600 in a 0700 folder, before SQLite makes it 0644
             self._conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,
@@ -136,7 +137,7 @@ class SqliteStore(KnowledgeStore):
             with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
             self._set_up()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StorageError(
                 f"Could not open the knowledge database {self.path} ({exc}). "
                 "Check that the state folder is writable, then try again."

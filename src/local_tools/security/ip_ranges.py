@@ -8,9 +8,11 @@ embedded in NAT64, 6to4 or Teredo is judged by its own IPv4 part only here).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import socket
 
-__all__ = ["IPAddress", "blocked_reason", "embedded_ipv4"]
+__all__ = ["IPAddress", "blocked_reason", "embedded_ipv4", "this_machine"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -100,3 +102,37 @@ def blocked_reason(address: IPAddress) -> str | None:
     if int(address) >> 125 != 0b001:
         return "outside IPv6 global unicast (2000::/3)"
     return None
+
+
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+
+
+def this_machine(address: IPAddress) -> bool:
+    """Whether a connection to `address` lands on this machine: loopback (127.0.0.0/8,
+    ::1), the unspecified address (0.0.0.0 and :: connect to this host), an IPv4 one
+    of those inside an IPv6 form, or an address of one of its interfaces (a server
+    bound to 0.0.0.0 answers on the LAN address too)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.is_loopback or address.is_unspecified:
+            return True
+        if any(this_machine(v4) for v4, _form in embedded_ipv4(address)):
+            return True
+    elif address in _LOOPBACK_V4 or address in _THIS_NETWORK:
+        return True
+    return _assigned_here(address)
+
+
+def _assigned_here(address: IPAddress) -> bool:
+    """Whether `address` is one of this machine's own: only those can be bound."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:  # no IPv6 on this host: no IPv6 address of its own either
+        return False
+    with contextlib.closing(sock):
+        try:
+            sock.bind((str(address), 0))
+        except OSError:
+            return False
+    return True

@@ -15,6 +15,11 @@ and one deadline for the whole exchange. httpx's errors become the project's her
 nowhere else: ``NetworkError`` naming the cause (DNS, TLS, connect, read),
 ``ToolTimeout``, ``PermissionDenied`` for a refused address, ``InvalidInput`` for a
 URL that is not http(s).
+
+Never, whatever ``allow_private`` says: a port on this machine where one of
+local-tools' own servers listens (``local_servers``, read from the state dir's records
+at each connection, see ``core/servers.py``). The model's tools must not reach the
+console that answers its approvals, nor the API its token opens.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import ipaddress
 import socket
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -38,8 +43,9 @@ from local_tools.core.errors import (
     ToolError,
     ToolTimeout,
 )
+from local_tools.core.redact import is_secret_header
 from local_tools.security.bounded_decode import decoder
-from local_tools.security.ip_ranges import IPAddress, blocked_reason
+from local_tools.security.ip_ranges import IPAddress, blocked_reason, this_machine
 from local_tools.security.urls import host_key, parse_url, rule_host, url_host
 
 __all__ = [
@@ -58,13 +64,15 @@ __all__ = [
 MAX_REDIRECTS = 5
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _BLOCKED_NAMES = ("localhost", "localhost.", "localhost.localdomain")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # (host, port) -> addresses, in the order to try them.
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 # Called with a host before the first connection to it (the permission check).
 HostCheck = Callable[[str], Awaitable[None]]
+# The ports local-tools' own servers listen on now (read at each connection).
+ServerPorts = Callable[[], Collection[int]]
 
 
 def default_user_agent() -> str:
@@ -88,10 +96,12 @@ async def _system_resolver(host: str, port: int) -> list[str]:
 @dataclass(frozen=True)
 class Guard:
     """What may be reached: public addresses, plus the hosts and networks in
-    ``allow_private`` (names compared case-insensitively, addresses by CIDR)."""
+    ``allow_private`` (names compared case-insensitively, addresses by CIDR); never a
+    port of `local_servers` on this machine."""
 
     allow_private: Sequence[str] = ()
     resolver: Resolver | None = None
+    local_servers: ServerPorts | None = None
     _names: frozenset[str] = field(init=False, repr=False)
     _networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = field(
         init=False, repr=False
@@ -109,7 +119,7 @@ class Guard:
         object.__setattr__(self, "_networks", tuple(networks))
 
     def with_allowed(self, *entries: str) -> Guard:
-        return Guard((*self.allow_private, *entries), self.resolver)
+        return Guard((*self.allow_private, *entries), self.resolver, self.local_servers)
 
     def host_allowed(self, host: str) -> bool:
         return host.lower().rstrip(".") in self._names
@@ -128,9 +138,12 @@ class Guard:
         NetworkError when the name does not resolve."""
         bare = host.strip("[]")
         literal = _ip(bare)
+        servers = self.local_servers() if self.local_servers is not None else ()
         if literal is not None:
             found = [bare]
         else:
+            if bare.lower() in _BLOCKED_NAMES and port in servers:
+                raise _own_server(host, "127.0.0.1", port)
             if bare.lower() in _BLOCKED_NAMES and not self.host_allowed(bare):
                 raise _refused(host, "127.0.0.1", "loopback (this machine)")
             resolve = self.resolver or _system_resolver
@@ -154,6 +167,8 @@ class Guard:
             address = _ip(text)
             if address is None:
                 raise NetworkError(f"DNS lookup of {host} returned {text!r}, not an address.")
+            if port in servers and this_machine(address):
+                raise _own_server(host, text, port)
             why = self.refusal(bare, address)
             if why is not None:
                 raise _refused(host, text, why)
@@ -174,6 +189,17 @@ def _refused(host: str, address: str, why: str) -> PermissionDenied:
         "If the user wants this host reachable, they add it to [network] "
         f'allow_private = ["{host}"] in local-tools.toml.',
         details={"host": host, "address": address, "reason": why, "cause": "private_address"},
+    )
+
+
+def _own_server(host: str, address: str, port: int) -> PermissionDenied:
+    shown = host if host == address else f"{host} ({address})"
+    return PermissionDenied(
+        f"Refused to connect to {shown} port {port}: local-tools' own server listens there "
+        "(its web console answers approvals, its API runs tools). The model's tools never "
+        "reach local-tools itself, whatever [network] allow_private says; a person uses "
+        "the console in their own browser.",
+        details={"host": host, "address": address, "port": port, "cause": "local_tools_server"},
     )
 
 
@@ -239,7 +265,8 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._proxied:
-            await self._guard.addresses(request.url.host, request.url.port or 443)
+            url = request.url
+            await self._guard.addresses(url.host, url.port or _DEFAULT_PORTS[url.scheme])
         return await super().handle_async_request(request)
 
 
@@ -386,9 +413,9 @@ async def _exchange(
                             if k.lower() not in ("content-type", "content-length")
                         }
                     if _origin(next_url) != _origin(url):
-                        headers = {
-                            k: v for k, v in headers.items() if k.lower() not in _CREDENTIAL_HEADERS
-                        }
+                        # The audit's rules for credential headers (X-Api-Key,
+                        # PRIVATE-TOKEN, Authorization, Cookie, ...): not sent on.
+                        headers = {k: v for k, v in headers.items() if not is_secret_header(k)}
                     url = next_url
                     continue
                 body, truncated = await _read_capped(response, max_bytes, url, timeout)

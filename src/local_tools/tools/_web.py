@@ -1,5 +1,6 @@
-"""What the web tools share: the guarded client set up from `[network]`, the permission
-check for every host a call reaches, the host as the permission subject."""
+"""What the web tools share: the guarded client set up from `[network]` (never reaching
+local-tools' own servers), the permission check for every host a call reaches, the host
+as the permission subject."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from local_tools.core.context import ToolContext
+from local_tools.core.servers import reserved_ports
 from local_tools.security import net
 
 __all__ = ["MAX_TIMEOUT", "TOOL_DEADLINE", "fetch", "guard", "retry_after", "url_subject"]
@@ -22,7 +24,13 @@ def url_subject(args: Any, ctx: ToolContext) -> Sequence[str]:
 
 
 def guard(ctx: ToolContext, *extra_allowed: str) -> net.Guard:
-    return net.Guard((*ctx.config.network.allow_private, *extra_allowed))
+    """The address guard from `[network] allow_private`; local-tools' own servers stay
+    out of reach whatever it allows (`reserved_ports`, read at each connection)."""
+    state_dir = ctx.state_dir
+    return net.Guard(
+        (*ctx.config.network.allow_private, *extra_allowed),
+        local_servers=lambda: reserved_ports(state_dir),
+    )
 
 
 async def fetch(

@@ -13,13 +13,22 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from local_tools.core.config import CONFIG_FILENAME
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
+from local_tools.core.state import private_dir
 from local_tools.core.tool import Args, Hints, tool
-from local_tools.security.sandbox import sandbox_argv, sandbox_engine
+from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
 from local_tools.security.seccomp import open_filter
 from local_tools.shell.analysis import analyze, outside_paths
+from local_tools.shell.command_reach import (
+    approved_by_person,
+    hidden_paths,
+    protected_existing,
+    protected_for,
+    secret_files,
+    secret_search_note,
+    trusted_paths,
+)
 from local_tools.shell.command_words import changes_program
 from local_tools.shell.environment import (
     build_environment,
@@ -109,7 +118,8 @@ def _render(output: dict[str, Any]) -> str:
     if output.get("signal"):
         tail += f" ({output['signal']})"
     tail += f" · {output['duration_ms']:.0f} ms"
-    notes = [n for n in (output.get("note"), output.get("sandbox_note")) if n]
+    keys = ("note", "sandbox_note", "protected_note")
+    notes = [n for n in (output.get(k) for k in keys) if n]
     return text + f"[{tail}]" + "".join(f"\n[{n}]" for n in notes)
 
 
@@ -136,15 +146,22 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     if outside:
         await ctx.authorize("external:file", outside, summary=args.command)
     git_env: dict[str, str] = {}
+    approved = approved_by_person(ctx, _subjects(args, ctx))
     if "git" in analysis.programs:
         git_env, risk = git_guard(cwd)
         if risk is not None:
             # Config no environment can override: only a rule for every command allows it.
             subject = f"(git in a repository whose config runs commands: {risk}) {args.command}"
             await ctx.authorize("execute:command", [subject], summary=args.command)
-    launch = _prepare(ctx, args, cwd, git_env)
-    sandbox_note = launch.note
+            approved = True
     manager = process_manager(ctx)
+    guard = trusted_paths(ctx)
+    # What a background command planted meanwhile is put back before this one starts.
+    manager.on_access = guard.sweep
+    earlier = manager.checked()
+    launch = _prepare(ctx, args, cwd, git_env, approved)
+    sandbox_note = launch.note
+    guard.begin(lambda: protected_for(ctx), trusted=launch.mounted)
     try:
         proc = manager.start(
             args.command, launch.argv, owner=ctx.owner, cwd=cwd, env=launch.env,
@@ -152,15 +169,21 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
             # A sandboxed command has a PID namespace; others are held until in their cgroup.
             hold=not launch.sandboxed and os.name == "posix",
             spill_after=(ctx.limits.max_output_bytes, ctx.limits.max_output_lines),
-            pass_fds=launch.pass_fds,
+            pass_fds=launch.pass_fds, on_exit=guard.end,
         )  # fmt: skip
+    except BaseException:
+        guard.end()
+        raise
     finally:
         for fd in launch.pass_fds:
             os.close(fd)
     if args.background:
+        proc.command.report_exit_note = True
         started = {**process_state(proc), "message": f"Started in the background as "
                    f"{proc.process_id}; read its output with process_output, end it with "
                    "process_kill."}  # fmt: skip
+        if earlier:
+            started["protected_note"] = earlier
         return {**started, "sandbox_note": sandbox_note} if sandbox_note else started
     timeout = args.timeout if args.timeout is not None else ctx.limits.exec_timeout
     yield_after = args.yield_after
@@ -180,7 +203,11 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         manager.discard(proc.process_id)
         raise
     manager.discard(proc.process_id)
-    return _result(proc, ctx, sandbox_note)
+    out = _result(proc, ctx, sandbox_note)
+    notes = [n for n in (earlier, proc.command.exit_note) if n]
+    if notes:
+        out["protected_note"] = " ".join(notes)
+    return out
 
 
 async def _wait(proc: ManagedProcess, ctx: ToolContext, limit: float) -> bool:
@@ -215,10 +242,24 @@ class _Launch:
     sandboxed: bool
     note: str | None  # when the config asks for a sandbox this machine cannot give
     pass_fds: tuple[int, ...] = ()  # the seccomp filter bwrap reads (closed after spawning)
+    mounted: bool = False  # existing protected paths are read-only, hidden paths hidden
 
 
-def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, git_env: dict[str, str]) -> _Launch:
-    """The argv (sandboxed when configured) and environment of the command."""
+_NOT_HIDDEN = (
+    "nothing is hidden from commands (local-tools' state dir, ~/.ssh and the other "
+    "credential stores, .env files) and protected paths are only put back after each "
+    "command"
+)
+
+
+def _prepare(
+    ctx: ToolContext, args: ExecArgs, cwd: Path, git_env: dict[str, str], approved: bool
+) -> _Launch:
+    """The argv (sandboxed when configured) and environment of the command.
+
+    `approved`: a person approved the command, which then sees `.env`-style files;
+    commands that only the built-in read-only rules allowed run with them hidden.
+    """
     tmp = _private_tmp(ctx)
     # The allow-list of host variables holds no GIT_* (scrub_git_variables is for
     # callers that start from the whole environment).
@@ -228,28 +269,26 @@ def _prepare(ctx: ToolContext, args: ExecArgs, cwd: Path, git_env: dict[str, str
     env["TMPDIR"] = str(tmp)
     mode = ctx.config.sandbox.mode
     if mode == "off":
-        return _Launch(argv, env, False, None)
+        # Said only when it matters: a command nobody approved, with secrets in reach.
+        exposed = not approved and secret_files(ctx)
+        return _Launch(argv, env, False, f"sandbox off: {_NOT_HIDDEN}" if exposed else None)
     engine = sandbox_engine()
     if engine.name == "off":
-        return _Launch(argv, env, False, f"sandbox off: {engine.detail}")
+        return _Launch(argv, env, False, f"sandbox off: {engine.detail}; {_NOT_HIDDEN}")
     network = ctx.config.sandbox.network
     seccomp = open_filter() if engine.name == "bwrap" and not network else None
     writable = [root for root, can_write in ctx.jail.roots if can_write]
+    mounted = hiding_supported(engine)
+    note = None if mounted else f"this sandbox cannot mount: {_NOT_HIDDEN}"
+    hide, reveal = hidden_paths(ctx, secrets=not approved) if mounted else ([], [])
+    if mounted and not approved:
+        note = secret_search_note(ctx)
+    protect = [p.path for p in protected_existing(ctx)] if mounted else []
     argv = sandbox_argv(
         argv, mode=mode, network=network, cwd=cwd, writable=writable, tmp_dir=tmp,
-        engine=engine, seccomp_fd=seccomp, protect=_self_protected(ctx),
+        engine=engine, seccomp_fd=seccomp, protect=protect, hide=hide, reveal=reveal,
     )  # fmt: skip
-    return _Launch(argv, env, True, None, () if seccomp is None else (seccomp,))
-
-
-def _self_protected(ctx: ToolContext) -> list[Path]:
-    """What steers local-tools itself stays read-only to commands: the config file and
-    `.local-tools/` (plugins run unsandboxed on the next start). Existing ones only."""
-    root = ctx.workspace
-    paths = [root / ".local-tools", root / CONFIG_FILENAME]
-    if ctx.config.source and os.path.isfile(ctx.config.source):
-        paths.append(Path(ctx.config.source))
-    return [p for p in paths if os.path.lexists(p)]
+    return _Launch(argv, env, True, note, () if seccomp is None else (seccomp,), mounted)
 
 
 def _private_tmp(ctx: ToolContext) -> Path:
@@ -260,7 +299,7 @@ def _private_tmp(ctx: ToolContext) -> Path:
 
 class _TempDir:
     def __init__(self, base: Path) -> None:
-        base.mkdir(parents=True, exist_ok=True)
+        private_dir(base)
         self._dir = tempfile.TemporaryDirectory(prefix="shell-tmp-", dir=base)
         self.path = Path(self._dir.name)
 
@@ -297,6 +336,7 @@ def _result(proc: ManagedProcess, ctx: ToolContext, sandbox_note: str | None) ->
 
 def _yielded(proc: ManagedProcess, ctx: ToolContext, remaining: float) -> dict[str, Any]:
     proc.background = True
+    proc.command.report_exit_note = True
     # It was started with a timeout: keep it, so a yielded command cannot run forever.
     timer = threading.Timer(remaining, proc.command.kill, args=("timeout",))
     timer.daemon = True

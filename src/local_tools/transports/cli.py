@@ -1,4 +1,4 @@
-"""The ``local-tools`` command: call, list, schema, log, doctor, init, serve.
+"""The ``local-tools`` command: call, list, schema, log, doctor, init, trust, token, serve.
 
 Thin: parse arguments, build a Toolbox, print. Exit codes for ``call``: 0 success,
 1 tool error, 2 usage error (bad arguments, bad config).
@@ -19,6 +19,7 @@ from typing import Any
 from local_tools.core.config import ConfigError, default_config_toml
 from local_tools.core.errors import ToolError
 from local_tools.core.registry import DuplicateToolError, PluginError
+from local_tools.transports import token_command
 from local_tools.transports.schemas import FORMATS, tool_schemas
 
 __all__ = ["main"]
@@ -91,6 +92,15 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="replace an existing file")
     init.set_defaults(handler=_cmd_init)
 
+    trust = sub.add_parser(
+        "trust", parents=[common], help="let a workspace's own config and tools take effect"
+    )
+    trust.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    trust.add_argument("--list", action="store_true", help="the trusted workspaces")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
+    trust.set_defaults(handler=_cmd_trust)
+    token_command.add_parser(sub)
+
     serve = sub.add_parser("serve", help="serve the tools to other programs")
     servers = serve.add_subparsers(dest="server", metavar="SERVER", required=True)
     mcp = servers.add_parser("mcp", parents=[common], help="an MCP server (stdio or HTTP)")
@@ -119,7 +129,15 @@ def _toolbox(ns: argparse.Namespace, *, interactive: bool = False) -> Any:
     from local_tools.toolbox import Toolbox
 
     asker = TerminalAsker() if interactive and TerminalAsker.available() else None
-    return Toolbox(ns.workspace, ns.config, asker=asker)
+    tb = Toolbox(ns.workspace, ns.config, asker=asker)
+    notice = tb.trust_notice()
+    if notice and asker is not None:  # a person at the terminal: offer trust on first use
+        from local_tools.transports.cli_trust import offer_trust
+
+        if offer_trust(notice, Path(ns.workspace or "."), tb.state_dir, sys.stdin, sys.stderr):
+            tb.close()
+            tb = Toolbox(ns.workspace, ns.config, asker=asker)
+    return tb
 
 
 def _parse_args(ns: argparse.Namespace, string_fields: set[str]) -> dict[str, Any]:
@@ -169,6 +187,9 @@ def _cmd_list(ns: argparse.Namespace) -> int:
         tools = tb.tools()
         for failure in tb.registry.failures:  # stderr: `list --json` stays one JSON value
             print(f"local-tools: not loaded: {failure}", file=sys.stderr)
+        notice = tb.trust_notice()
+        if notice:
+            print(f"local-tools: {notice}", file=sys.stderr)
         if ns.json:
             print(json.dumps(tools, indent=2, ensure_ascii=False))
             return EXIT_OK
@@ -209,12 +230,17 @@ def _cmd_log(ns: argparse.Namespace) -> int:
         return EXIT_OK
     if not records:
         print("(no calls logged yet)")
+    from local_tools.interact.terminal import safe_text
+
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.ts))
         outcome = r.outcome if r.outcome == "success" else f"error {r.error_code}"
         args = json.dumps(r.args, ensure_ascii=False)
         args = args if len(args) <= 80 else args[:77] + "..."
-        print(f"{when}  {r.user_id:<10} {r.tool:<14} {outcome:<22} {r.duration_ms:8.1f} ms  {args}")
+        # Every column escaped: a user id, tool name or argument could carry terminal
+        # escape sequences (erase lines, set the clipboard) into the person's terminal.
+        user, name, outcome, args = (safe_text(str(v)) for v in (r.user_id, r.tool, outcome, args))
+        print(f"{when}  {user:<10} {name:<14} {outcome:<22} {r.duration_ms:8.1f} ms  {args}")
     return EXIT_OK
 
 
@@ -233,6 +259,11 @@ def _cmd_serve_mcp(ns: argparse.Namespace) -> int:
     # Deferred: the MCP SDK takes about a second to import; no other command pays it.
     from local_tools.transports.mcp import LocalToolsMcp, serve_http, serve_stdio
 
+    # stderr: on stdio, stdout is the protocol.
+    _print_startup_notice(
+        ns,
+        "" if ns.workspace else " (the current directory, used when the MCP client names no root)",
+    )
     app = LocalToolsMcp(ns.workspace, ns.config)  # a broken config is reported per call
     try:
         if ns.transport == "http":
@@ -248,6 +279,7 @@ def _cmd_serve_http(ns: argparse.Namespace) -> int:
     # Deferred: Starlette and uvicorn are imported only by the server.
     from local_tools.transports.http_server import serve
 
+    _print_startup_notice(ns, "")
     try:
         serve(ns.workspace, ns.config, host=ns.host, port=ns.port)
     except OSError as exc:
@@ -262,6 +294,36 @@ def _cmd_serve_http(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_startup_notice(ns: argparse.Namespace, where: str) -> None:
+    """What the server leaves out of an untrusted workspace, before it starts (stderr)."""
+    from local_tools.core.state import default_state_dir
+    from local_tools.transports.cli_trust import startup_notice
+
+    notice = startup_notice(ns.workspace, bool(ns.config), default_state_dir())
+    if notice:
+        print(f"local-tools{where}: {notice}", file=sys.stderr, flush=True)
+
+
+def _cmd_trust(ns: argparse.Namespace) -> int:
+    from local_tools.core.state import default_state_dir
+    from local_tools.transports.cli_trust import list_trusted, run_trust
+
+    if ns.list:
+        return list_trusted(default_state_dir(), sys.stdout)
+    code, error = run_trust(
+        ns.workspace,
+        default_state_dir(),
+        yes=ns.yes,
+        revoke=ns.revoke,
+        out=sys.stdout,
+        err=sys.stderr,
+        stdin=sys.stdin,
+    )
+    if error:
+        raise UsageError(error)
+    return code
+
+
 def _cmd_init(ns: argparse.Namespace) -> int:
     target = Path(ns.config) if ns.config else Path(ns.workspace or ".") / "local-tools.toml"
     if target.exists() and not ns.force:
@@ -271,4 +333,10 @@ def _cmd_init(ns: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     print(f"wrote {target}")
+    if not ns.config:  # the workspace's own file: what widens waits for the user's trust
+        from local_tools.core.trust import trust_command
+
+        print(
+            f"settings in it that widen access apply once you run: {trust_command(target.parent)}"
+        )
     return EXIT_OK

@@ -13,8 +13,15 @@ Decisions, in order, for every HTTP request (the first refusal answers, as JSON)
    `Vary: Origin`, methods GET/POST/OPTIONS, headers Content-Type/Authorization.
    `OPTIONS` (a preflight) is answered 204 here, before authentication.
 4. **Token**: every path except `/health`, `/auth`, `/` and `/console/static/...` needs
-   `Authorization: Bearer <token>` (constant-time compare); under `/console/` the
-   `local_tools_console` cookie (set by `GET /auth?token=`) is accepted instead: 401.
+   `Authorization: Bearer <token>` (constant-time compare; the token is read again when
+   `local-tools token --rotate` replaced it); under `/console/` a console session is
+   accepted instead: 401. `/console/api/answer` takes a console session only, never
+   the token: whoever holds the token (a script, a model that read it) must not answer
+   its own approvals. A console session is the `local_tools_console_<port>` cookie
+   that `GET /auth?token=` sets: a random value, not the token, kept in this process's
+   memory only (it ends with the server, or when the token is rotated), sent back only
+   under `/console/` (`Path=/console/`, HttpOnly, SameSite=Strict). The request's
+   scope says which it was (`AUTH_SCOPE_KEY`: "bearer" or "console-session").
 5. **Body**: a request with a body must be JSON (`application/json` or `*/*+json`): 415.
    It is read here, counting bytes as they arrive (Content-Length is not trusted),
    before the app sees it: over `max_body` bytes, 413; not complete within
@@ -29,9 +36,13 @@ Every response also gets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DE
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
+import secrets
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
@@ -39,10 +50,14 @@ from typing import Any
 from local_tools.security.server_token import bearer_ok, token_ok
 
 __all__ = [
+    "AUTH_SCOPE_KEY",
     "BODY_TIMEOUT",
-    "CONSOLE_COOKIE",
+    "CONSOLE_COOKIE_PATH",
+    "CONSOLE_SESSION",
     "MAX_BODY",
+    "ConsoleSessions",
     "Guard",
+    "console_cookie",
     "origin_matches",
 ]
 
@@ -56,10 +71,14 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY = 10 * 1024 * 1024
 BODY_TIMEOUT = 30.0
-CONSOLE_COOKIE = "local_tools_console"
+CONSOLE_COOKIE_PATH = "/console/"
+AUTH_SCOPE_KEY = "local_tools.auth"  # how the request was authenticated, for the routes
+CONSOLE_SESSION = "console-session"  # the scope value (and the audit's word) for a session
 PUBLIC_PATHS = frozenset({"/health", "/auth", "/"})
 PUBLIC_PREFIXES = ("/console/static/",)
-COOKIE_PREFIX = "/console/"
+COOKIE_PREFIX = CONSOLE_COOKIE_PATH
+SESSION_ONLY_PATHS = frozenset({"/console/api/answer"})
+MAX_SESSIONS = 32  # consoles open at once (browsers, tabs that signed in again)
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _JSON_TYPE = re.compile(r"application/(?:[\w.+-]+\+)?json", re.IGNORECASE)
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -81,6 +100,41 @@ def origin_matches(origin: str, pattern: str) -> bool:
     return re.fullmatch(regex, origin, re.IGNORECASE) is not None
 
 
+def console_cookie(port: int) -> str:
+    """The console cookie's name for the server on `port`: browsers send a cookie of
+    127.0.0.1 to every port, so two servers must not read (or overwrite) each other's."""
+    return f"local_tools_console_{port}"
+
+
+class ConsoleSessions:
+    """The console sessions `GET /auth` opened: random values (only their digests are
+    kept), in memory, each valid while the token it was opened with is the server's."""
+
+    def __init__(self, limit: int = MAX_SESSIONS) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._by_digest: OrderedDict[bytes, str] = OrderedDict()  # digest -> token then
+
+    def new(self, token: str) -> str:
+        value = secrets.token_urlsafe(32)
+        with self._lock:
+            self._by_digest[_digest(value)] = token
+            while len(self._by_digest) > self.limit:  # the oldest sign-in goes first
+                self._by_digest.popitem(last=False)
+        return value
+
+    def valid(self, value: str | None, token: str) -> bool:
+        if not value:
+            return False
+        with self._lock:
+            opened_with = self._by_digest.get(_digest(value))
+        return opened_with is not None and token_ok(opened_with, token)
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest()
+
+
 class _Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -99,15 +153,18 @@ class Guard:
         self,
         app: ASGIApp,
         *,
-        token: str,
+        token: str | Callable[[], str],
         host: str,
         port: int,
         allowed_origins: Iterable[str] = (),
         max_body: int = MAX_BODY,
         body_timeout: float = BODY_TIMEOUT,
+        sessions: ConsoleSessions | None = None,
     ) -> None:
         self.app = app
-        self.token = token
+        self.token: Callable[[], str] = token if callable(token) else (lambda: token)
+        self.sessions = sessions if sessions is not None else ConsoleSessions()
+        self.cookie_name = console_cookie(port)
         self.max_body = max_body
         self.body_timeout = body_timeout
         bound = f"[{host}]" if ":" in host and not host.startswith("[") else host
@@ -199,11 +256,23 @@ class Guard:
 
     def _check_token(self, scope: Scope, headers: dict[bytes, bytes]) -> None:
         path: str = scope.get("path", "")
+        scope[AUTH_SCOPE_KEY] = None
         if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
             return
-        if bearer_ok(headers.get(b"authorization", b"").decode("latin-1"), self.token):
+        token = self.token()
+        if path.startswith(COOKIE_PREFIX) and self.sessions.valid(
+            _cookie(headers, self.cookie_name), token
+        ):
+            scope[AUTH_SCOPE_KEY] = CONSOLE_SESSION
             return
-        if path.startswith(COOKIE_PREFIX) and token_ok(_cookie(headers), self.token):
+        if path in SESSION_ONLY_PATHS:
+            raise _Refused(
+                403,
+                "only a person in the web console can answer: open the URL that serve http "
+                "printed in a browser (the API token cannot answer a request)",
+            )
+        if bearer_ok(headers.get(b"authorization", b"").decode("latin-1"), token):
+            scope[AUTH_SCOPE_KEY] = "bearer"
             return
         raise _Refused(
             401, "unauthorized: send Authorization: Bearer <the token serve http printed>"
@@ -268,7 +337,7 @@ def _headers(scope: Scope) -> dict[bytes, bytes]:
     return out
 
 
-def _cookie(headers: dict[bytes, bytes]) -> str | None:
+def _cookie(headers: dict[bytes, bytes], name: str) -> str | None:
     raw = headers.get(b"cookie")
     if not raw:
         return None
@@ -277,7 +346,7 @@ def _cookie(headers: dict[bytes, bytes]) -> str | None:
         jar.load(raw.decode("latin-1"))
     except CookieError:
         return None
-    morsel = jar.get(CONSOLE_COOKIE)
+    morsel = jar.get(name)
     return morsel.value if morsel is not None else None
 
 

@@ -7,7 +7,7 @@ Routes (all JSON unless said otherwise):
 |---|---|
 | `GET /health` (no token) | `{status, dir, version}` |
 | `POST /auth {token}` (no token) | `{valid}` |
-| `GET /auth?token=` (no token) | sets the console cookie, 303 to `/`; a wrong token: 401 page |
+| `GET /auth?token=` (no token) | a console session's cookie, 303 to `/`; wrong token: 401 page |
 | `GET /config` | `{rootDir, timeout}` |
 | `GET /tools` | `{tools: [{name, description, parameters, input_schema}]}` |
 | `POST /exec {name, args or arguments, callId?}` | `{status, output, error?}`, always 200 |
@@ -23,6 +23,11 @@ validates, authorizes, bounds and audits every call (user "default", transport
 "http", no asker of its own: the runner falls back to the workspace's pending queue,
 else denies naming the rule); `openlink.py` coerces the extension's string arguments
 and words the prompt. Does not import the MCP SDK.
+
+While it runs, the server's port is recorded in the state dir (`core/servers.py`): the
+web tools and the browser of every local-tools process of that state dir refuse to
+connect to it, so a model cannot open its own console and approve itself. The state
+dir is made private (0700, files 0600) at start.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import logging
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -46,11 +51,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
+from local_tools.core.servers import register_server, unregister_server
+from local_tools.core.state import tighten_state_dir
 from local_tools.search.file_index import FileIndex
-from local_tools.security.server_token import server_token, token_ok
+from local_tools.security.server_token import TokenSource, token_ok
 from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
-from local_tools.transports.http_guard import CONSOLE_COOKIE, Guard
+from local_tools.transports.http_guard import (
+    CONSOLE_COOKIE_PATH,
+    ConsoleSessions,
+    Guard,
+    console_cookie,
+)
 from local_tools.transports.openapi import openapi_document
 from local_tools.transports.openlink import (
     coerce_args,
@@ -60,7 +72,15 @@ from local_tools.transports.openlink import (
 )
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
-__all__ = ["DEFAULT_PORT", "USER_ID", "ServerState", "build_app", "serve"]
+__all__ = [
+    "BACKLOG",
+    "DEFAULT_PORT",
+    "USER_ID",
+    "ServerState",
+    "bind_socket",
+    "build_app",
+    "serve",
+]
 
 log = logging.getLogger("local_tools.http")
 
@@ -69,7 +89,8 @@ USER_ID = "default"
 TRANSPORT = "http"
 MAX_QUERY = 200  # characters of a /files query
 FILES_LIMIT = 50
-LOOPBACK_DISPLAY = "127.0.0.1"  # the extension may fetch only http://127.0.0.1:*/*
+LOOPBACK_DISPLAY = "127.0.0.1"
+BACKLOG = 2048  # the extension may fetch only http://127.0.0.1:*/*
 
 
 @dataclass
@@ -77,9 +98,10 @@ class ServerState:
     """What every route (and the console, see `console.py`) can reach."""
 
     toolbox: Toolbox
-    token: str
+    tokens: TokenSource | Callable[[], str]  # read at each request: a rotation applies
     host: str
     port: int
+    sessions: ConsoleSessions = field(default_factory=ConsoleSessions)
     _files: FileIndex | None = field(default=None, repr=False)
     _files_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _openapi: dict[str, Any] | None = field(default=None, repr=False)
@@ -87,6 +109,11 @@ class ServerState:
     @property
     def url(self) -> str:
         return f"http://{_display_host(self.host)}:{self.port}"
+
+    @property
+    def token(self) -> str:
+        tokens = self.tokens
+        return tokens.current() if isinstance(tokens, TokenSource) else tokens()
 
     @property
     def auth_url(self) -> str:
@@ -153,10 +180,20 @@ def _routes(state: ServerState) -> list[Any]:
         return JSONResponse({"valid": token_ok(given, state.token)})
 
     async def auth_get(request: Request) -> Any:
-        if not token_ok(request.query_params.get("token"), state.token):
+        token = state.token
+        if not token_ok(request.query_params.get("token"), token):
             return HTMLResponse(_WRONG_TOKEN_PAGE, status_code=401)
+        # A session of its own, not the token: the cookie may reach another local
+        # server (cookies ignore ports), and the token must not. Its name carries the
+        # port, so servers on two ports keep theirs apart.
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(CONSOLE_COOKIE, state.token, path="/", httponly=True, samesite="strict")
+        response.set_cookie(
+            console_cookie(state.port),
+            state.sessions.new(token),
+            path=CONSOLE_COOKIE_PATH,
+            httponly=True,
+            samesite="strict",
+        )
         response.headers["Cache-Control"] = "no-store"
         return response
 
@@ -288,14 +325,17 @@ def build_app(state: ServerState) -> Guard:
     )
     return Guard(
         app,
-        token=state.token,
+        token=lambda: state.token,
         host=state.host,
         port=state.port,
         allowed_origins=state.toolbox.config.http.allowed_origins,
+        sessions=state.sessions,
     )
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_socket(host: str, port: int, *, listen: bool = True) -> socket.socket:
+    """A TCP socket bound to `host`:`port` (0: any free port), listening unless told
+    not to yet (`sock.listen(BACKLOG)` then), for uvicorn."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP spelled out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose
     # proto says TCP, and accepted sockets copy it; with 0, every answer written in two
@@ -305,7 +345,8 @@ def _bind(host: str, port: int) -> socket.socket:
         if sys.platform != "win32":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(2048)
+        if listen:
+            sock.listen(BACKLOG)
     except BaseException:
         sock.close()
         raise
@@ -331,11 +372,15 @@ def serve(
     bind_host = "127.0.0.1" if host == "localhost" else host
     tb = Toolbox(workspace, config, state_dir=state_dir)
     try:
-        sock = _bind(bind_host, port)
+        tighten_state_dir(tb.state_dir)
+        tokens = TokenSource(tb.state_dir)
+        # Listening only once the port is recorded: no connection gets in before the
+        # web tools know to refuse it.
+        sock = bind_socket(bind_host, port, listen=False)
     except BaseException:
         tb.close()
         raise
-    state = ServerState(tb, server_token(tb.state_dir), bind_host, sock.getsockname()[1])
+    state = ServerState(tb, tokens, bind_host, sock.getsockname()[1])
     uv_config = uvicorn.Config(
         build_app(state),
         log_level="warning",
@@ -357,20 +402,32 @@ def serve(
     _stderr_logging()
     for failure in tb.registry.failures:  # the other tools still serve
         log.error("custom tools not loaded from %s: %s", failure.source, failure.error)
-    print(
-        f"local-tools serve http: workspace {tb.workspace}\n"
-        f"openlink URL (paste it into the openlink extension's popup):\n"
-        f"  {state.auth_url}\n"
-        "Open the same URL in a browser for the web console. Ctrl-C stops the server.",
-        file=out,
-        flush=True,
-    )
-    if _display_host(bind_host) != LOOPBACK_DISPLAY:
-        log.warning("bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host)
+    # Recorded before the URL is printed: from then on no tool of this state dir
+    # connects to the port. Removed when the server stops.
     try:
+        record = register_server(tb.state_dir, "http", bind_host, state.port)
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        tb.close()
+        raise
+    try:
+        print(
+            f"local-tools serve http: workspace {tb.workspace}\n"
+            f"openlink URL (paste it into the openlink extension's popup):\n"
+            f"  {state.auth_url}\n"
+            "Open the same URL in a browser for the web console. Ctrl-C stops the server.",
+            file=out,
+            flush=True,
+        )
+        if _display_host(bind_host) != LOOPBACK_DISPLAY:
+            log.warning(
+                "bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host
+            )
         _Server(uv_config).run(sockets=[sock])
     finally:
         sock.close()
+        unregister_server(record)
 
 
 def _stderr_logging() -> None:

@@ -10,6 +10,11 @@ a server-to-client request on legacy protocol versions, an `InputRequiredResult`
 round trip on 2026-07-28 (which has no server-to-client requests; the call is re-run
 with the answers, see `interact/mcp_elicit.py`). Without it, an ask is denied with
 the rule to add, as the runner does with no asker.
+
+Over HTTP: the bearer token is the state dir's (`security/server_token.py`, read again
+when `local-tools token --rotate` replaces it); the log shows the token itself only on
+the start that made it, afterwards the file that holds it. The port is recorded in the
+state dir while the server runs, so no model's web tool or browser connects to it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -35,12 +40,19 @@ from local_tools.core.config import ConfigError
 from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
 from local_tools.core.registry import DuplicateToolError, PluginError
-from local_tools.core.state import default_state_dir
+from local_tools.core.servers import register_server, unregister_server
+from local_tools.core.state import default_state_dir, tighten_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
 from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
-from local_tools.security.server_token import bearer_ok, server_token
+from local_tools.security.server_token import (
+    TOKEN_VARIABLE,
+    TokenSource,
+    bearer_ok,
+    ensure_token,
+    token_path,
+)
 from local_tools.toolbox import Toolbox
 from local_tools.transports.schemas import BINARY_SUFFIX, to_mcp
 
@@ -209,6 +221,11 @@ class LocalToolsMcp:
             log.error(
                 "local-tools: custom tools not loaded from %s: %s", failure.source, failure.error
             )
+        # A folder from the client's roots: what it left out because it is not trusted
+        # (for --workspace the CLI said so before the server started).
+        notice = tb.trust_notice() if self._fixed is None else None
+        if notice:
+            log.warning("local-tools: %s", notice)
         if self._fixed is not None:
             log.warning("workspace: %s (from --workspace)", tb.workspace)
         return tb
@@ -308,6 +325,8 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from local_tools.transports.http_server import BACKLOG, bind_socket  # deferred, as uvicorn
+
     _stderr_logging()
     # Always on, whatever the bind address: a page in a browser must not reach the
     # tools through DNS rebinding (CVE-2025-66414's class).
@@ -317,17 +336,49 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     starlette = app.server().streamable_http_app(transport_security=security, host=host)
-    token = server_token(app.state_dir)
-    guarded = _require_bearer(_ending_sessions(starlette, app), token)
-    config = uvicorn.Config(guarded, host=host, port=port, log_level="warning", lifespan="on")
-    log.warning(
-        "local-tools MCP server on http://%s:%d/mcp — send Authorization: Bearer %s",
-        host, port, token,
-    )  # fmt: skip
+    state_dir = app.state_dir
+    tighten_state_dir(state_dir)
+    token, made_now = ensure_token(state_dir)
+    tokens = TokenSource(state_dir)
+    guarded = _require_bearer(_ending_sessions(starlette, app), tokens.current)
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
     try:
-        await uvicorn.Server(config).serve()
-    finally:
+        sock = bind_socket(host, port, listen=False)  # listening once recorded
+    except BaseException:
         app.close()
+        raise
+    bound = sock.getsockname()[1]
+    try:
+        record = register_server(state_dir, "mcp", host, bound)
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        app.close()
+        raise
+    try:
+        log.warning("local-tools MCP server on http://%s:%d/mcp", host, bound)
+        log.warning("%s", _token_hint(state_dir, token, made_now))
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+        unregister_server(record)
+        app.close()
+
+
+def _token_hint(state_dir: Path, token: str, made_now: bool) -> str:
+    """What the log says about the token: the token itself only when it was made just
+    now (the person configures the client once); after that, where it is."""
+    if os.environ.get(TOKEN_VARIABLE):
+        return f"send Authorization: Bearer <the token in ${TOKEN_VARIABLE}>"
+    if made_now:
+        return (
+            f"send Authorization: Bearer {token} (a new token, saved in "
+            f"{token_path(state_dir)}; later starts show only the file)"
+        )
+    return (
+        f"send Authorization: Bearer <the token in {token_path(state_dir)}> "
+        "(`local-tools token --rotate` replaces it)"
+    )
 
 
 def _ending_sessions(asgi: Any, app: LocalToolsMcp) -> Any:
@@ -352,14 +403,15 @@ def _ending_sessions(asgi: Any, app: LocalToolsMcp) -> Any:
     return ending
 
 
-def _require_bearer(app: Any, token: str) -> Any:
-    """ASGI wrapper: HTTP requests without the server's bearer token get 401."""
+def _require_bearer(app: Any, token: Callable[[], str]) -> Any:
+    """ASGI wrapper: HTTP requests without the server's bearer token get 401 (`token`
+    is asked at each request: a rotated token applies at once)."""
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
             given = headers.get(b"authorization", b"").decode("latin-1")
-            if not bearer_ok(given, token):
+            if not bearer_ok(given, token()):
                 body = b'{"error": "missing or wrong bearer token (see the server log)"}'
                 await send({"type": "http.response.start", "status": 401, "headers": [
                     (b"content-type", b"application/json"),

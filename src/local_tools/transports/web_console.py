@@ -11,7 +11,10 @@ requests through the queue. Routes (the HTTP server mounts them behind its guard
                                    the todo lists
     GET  /console/api/events       server-sent events: `state` on connect, then
                                    `pending`, `calls` and `todos` as they change
-    POST /console/api/answer       {id, answer}: validated, stored with who answered
+    POST /console/api/answer       {id, answer}: validated, stored with who answered and
+                                   how ("console-session": only a console session may
+                                   answer, never the API token; the guard sees to it
+                                   and this route checks again)
 
 One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
 at least one event stream is open (and stats the todo file, reading it only when it
@@ -44,6 +47,7 @@ from starlette.routing import BaseRoute, Route
 from local_tools.interact.base import MAX_REVIEW_CHARS
 from local_tools.interact.console_answers import BadAnswer, validate_answer
 from local_tools.interact.console_state import ConsoleState
+from local_tools.transports.http_guard import AUTH_SCOPE_KEY, CONSOLE_SESSION
 
 if TYPE_CHECKING:
     from local_tools.toolbox import Toolbox
@@ -205,6 +209,11 @@ def console_routes(tb: Toolbox) -> list[BaseRoute]:
         )
 
     async def answer(request: Request) -> Response:
+        # Defence in depth: whatever guard this is mounted behind, only a console
+        # session answers (the guard marks it in the scope).
+        auth = request.scope.get(AUTH_SCOPE_KEY)
+        if auth != CONSOLE_SESSION:
+            return _error(403, "only a person in the web console can answer (a console session)")
         body = await request.body()
         if len(body) > MAX_BODY:
             return _error(413, "the answer is too large")
@@ -225,7 +234,7 @@ def console_routes(tb: Toolbox) -> list[BaseRoute]:
             return _error(400, str(exc))
         client = request.client.host if request.client else "unknown address"
         by = f"web console ({client})"
-        if not await asyncio.to_thread(tb.pending.answer, item.id, stored, by):
+        if not await asyncio.to_thread(tb.pending.answer, item.id, stored, by, auth):
             return _error(409, "this request was answered or withdrawn meanwhile")
         _log.info("console: request %s (%s) answered by %s: %s", item.id, item.kind, by, stored)
         return JSONResponse(
