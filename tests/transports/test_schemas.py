@@ -377,10 +377,14 @@ def test_mcp_inlines_refs_keeping_the_field_description() -> None:
 
 
 def test_bad_names_and_limits_are_refused() -> None:
+    # Names no consumer takes are refused where the tool is declared (core/tool.py).
+    for bad in ("a b", "x" * 65, "a\x1bb"):
+        with pytest.raises(ValueError, match="tool name"):
+            _make(bad, _Args)
     with pytest.raises(SchemaError, match="does not match"):
-        tool_schemas([_make("a b", _Args)], "openai")
+        tool_schemas([_make("ns.tool", _Args)], "openai")
     with pytest.raises(SchemaError, match="does not match"):
-        tool_schemas([_make("x" * 65, _Args)], "anthropic")
+        tool_schemas([_make("ns.tool", _Args)], "anthropic")
     tool_schemas([_make("ns.tool", _Args)], "mcp")  # dots are fine for MCP only
     with pytest.raises(SchemaError, match="unique"):
         tool_schemas([_make("a", _Args), _make("a", _Args)], "mcp")

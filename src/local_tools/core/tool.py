@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -80,6 +81,9 @@ class Hints:
     open_world: bool = False
 
 
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}")
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -101,6 +105,16 @@ class Tool:
     timeout: float | None = None
     # The shape of the output, when it has a fixed one (published as MCP outputSchema).
     output_model: type[BaseModel] | None = None
+
+    def __post_init__(self) -> None:
+        for name in (self.name, *self.aliases):
+            if not isinstance(name, str) or not _NAME.fullmatch(name):
+                # Names reach terminals (`list`, `log`), prompts and every model API:
+                # letters, digits, _ - . only, as OpenAI's function names allow.
+                raise ValueError(
+                    f"tool name {name!r} is not 1-64 letters, digits, '_', '-' or '.' "
+                    "(starting with a letter, digit or '_')"
+                )
 
     @cached_property
     def is_async(self) -> bool:
