@@ -3,8 +3,13 @@
 A command may print gigabytes; our memory must not grow with it. A `StreamCapture`
 keeps the first `head_bytes` and a ring of the last `tail_bytes` (and at most
 `max_lines` lines) in memory. Once the output outgrows the ring, everything —
-from the first byte — is also written to a spill file, so nothing is lost: the
-model gets a head + tail preview and the path of the whole.
+from the first byte — is also written to a spill file: the model gets a head + tail
+preview and the path of the whole.
+
+Nor may the disk fill up without anyone approving it (`seq inf &` runs unasked): a
+spill file stops at `SPILL_FILE_LIMIT` bytes, and no new one starts while the spill
+folder holds `SPILL_DIR_LIMIT` bytes; `spill_error` then says what was not saved, and
+the memory ring still holds the latest output.
 
 Readers come in two kinds: a finished foreground command wants `preview()`; a
 background process is polled with `read_new()`, which returns what arrived since the
@@ -25,6 +30,10 @@ from pathlib import Path
 __all__ = ["NewOutput", "Preview", "StreamCapture"]
 
 SpillNamer = Callable[[], Path]
+
+SPILL_FILE_LIMIT = 64 * 1024 * 1024
+SPILL_DIR_LIMIT = 512 * 1024 * 1024
+_MB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,7 @@ class StreamCapture:
         self._total = 0
         self._cursor = 0  # offset up to which read_new has handed output out
         self._spill: int | None = None  # fd of the spill file, once opened
+        self._spilled = 0  # bytes written to it
         self.spill_path: Path | None = None
         self.spill_error: str | None = None
 
@@ -213,6 +223,13 @@ class StreamCapture:
         self._ring_lines -= lines
 
     def _open_spill(self) -> None:
+        used = _folder_bytes(self._spill_dir)
+        if used + self._ring_bytes > SPILL_DIR_LIMIT:
+            self.spill_error = (
+                f"not saved: the output folder already holds {used // _MB} MB, the most "
+                f"kept is {SPILL_DIR_LIMIT // _MB} MB (files older than 7 days are removed)"
+            )
+            return
         try:
             self._spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -228,14 +245,41 @@ class StreamCapture:
 
     def _write_spill(self, data: bytes) -> None:
         assert self._spill is not None
+        room = SPILL_FILE_LIMIT - self._spilled
         try:
-            view = memoryview(data)
+            view = memoryview(data)[:room]
             while view:
-                view = view[os.write(self._spill, view) :]
+                written = os.write(self._spill, view)
+                self._spilled += written
+                view = view[written:]
         except OSError as exc:  # disk full: keep the preview, say the file is partial
             self.spill_error = f"{exc} (the saved output is incomplete)"
             os.close(self._spill)
             self._spill = None
+            return
+        if len(data) > room:
+            self.spill_error = (
+                f"the saved output stops at its first {SPILL_FILE_LIMIT // _MB} MB; later "
+                "output is only in memory (the latest part)"
+            )
+            os.close(self._spill)
+            self._spill = None
+
+
+def _folder_bytes(folder: Path) -> int:
+    """What the files directly in `folder` take (0 when it cannot be read)."""
+    total = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+    except OSError:
+        return 0
+    return total
 
 
 def _whole_chars(data: bytes) -> int:

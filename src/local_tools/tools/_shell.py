@@ -130,6 +130,11 @@ def output_preview(capture: StreamCapture, ctx: ToolContext) -> tuple[str, bool]
             f"the whole output ({total} bytes, {capture.total_lines} lines) is saved in "
             f"{capture.spill_path}: page through it with read_file (offset/limit) or grep it"
         )
+    elif capture.spill_path is not None:
+        where = (
+            f"{total} bytes in all; only the start is saved in {capture.spill_path} "
+            f"({capture.spill_error})"
+        )
     else:
         reason = f" ({capture.spill_error})" if capture.spill_error else ""
         where = f"{total} bytes in all; the middle was not saved{reason}"
@@ -166,7 +171,12 @@ def new_output(proc: ManagedProcess, ctx: ToolContext) -> dict[str, Any]:
         new = capture.read_new(budget, lines)
         out[key] = decode_output(new.data)
         if new.skipped_bytes:
-            where = f"; all of it is in {new.spill_path}" if new.spill_path else ""
+            if new.spill_path and not capture.spill_error:
+                where = f"; all of it is in {new.spill_path}"
+            elif capture.spill_error:
+                where = f"; {capture.spill_error}"
+            else:
+                where = ""
             notes.append(f"{new.skipped_bytes} bytes of {key} were dropped from memory{where}")
         left = capture.unread_bytes()
         if left:
