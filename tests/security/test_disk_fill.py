@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from local_tools import Toolbox
+from local_tools.core import output
 from local_tools.shell import capture
 
 
@@ -51,10 +52,24 @@ def test_endless_background_output_stops_at_the_spill_file_limit(tb: Toolbox) ->
 def test_no_new_spill_file_while_the_folder_is_full(
     tb: Toolbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(capture, "SPILL_DIR_LIMIT", 1024 * 1024)  # 1 MB, to fill it quickly
+    monkeypatch.setattr(output, "SPILL_DIR_LIMIT", 1024 * 1024)  # 1 MB, to fill it quickly
     (tb.spill_dir / "earlier.txt").write_bytes(b"x" * 1024 * 1024)
     out = tb.run("exec_cmd", {"command": "seq 1 400000"})  # 2.6 MB, past the preview
     assert out["success"], out
     assert "stdout_path" not in out["output"]
     assert [p.name for p in _spills(tb)] == ["earlier.txt"]
     assert "not saved: the output folder already holds 1 MB" in out["output"]["stdout"]
+
+
+def test_a_tool_output_is_not_saved_while_the_folder_is_full(
+    tb: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner's own bounding (any tool's long output) keeps to the same folder limit."""
+    monkeypatch.setattr(output, "SPILL_DIR_LIMIT", 1024 * 1024)
+    (tb.spill_dir / "earlier.txt").write_bytes(b"x" * 1024 * 1024)
+    bounded = output.bound_text(
+        "x\n" * 200_000, max_lines=10, max_bytes=1000, spill_dir=tb.spill_dir, name="t"
+    )
+    assert bounded.spill_path is None
+    assert "was not saved" in bounded.text
+    assert [p.name for p in _spills(tb)] == ["earlier.txt"]

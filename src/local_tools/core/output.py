@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Bounded", "bound_text", "cleanup_spills", "render_compact"]
+__all__ = [
+    "SPILL_DIR_LIMIT",
+    "Bounded",
+    "bound_text",
+    "cleanup_spills",
+    "render_compact",
+    "spill_folder_bytes",
+]
 
 SPILL_SUFFIX = ".txt"
 INLINE_MAX_CHARS = 200  # containers whose JSON fits on one line this long stay on one line
@@ -109,7 +116,30 @@ def _tail(text: str, max_lines: int, max_bytes: int) -> tuple[str, int, bool]:
     return text[pos:], kept, False
 
 
+# What the spill folder may hold before nothing more is saved there (shell/capture.py
+# spills command output to the same folder, under the same limit).
+SPILL_DIR_LIMIT = 512 * 1024 * 1024
+
+
+def spill_folder_bytes(folder: Path) -> int:
+    """What the files directly in `folder` take (0 when it cannot be read)."""
+    total = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+    except OSError:
+        return 0
+    return total
+
+
 def _spill(text: str, spill_dir: Path, name: str) -> Path:
+    if spill_folder_bytes(spill_dir) + len(text) > SPILL_DIR_LIMIT:
+        raise OSError("the spill folder is full")  # bounded disk: the preview stays
     spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     safe = _NAME_UNSAFE.sub("_", name).strip("._")[:60] or "output"
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -8,8 +8,8 @@ preview and the path of the whole.
 
 Nor may the disk fill up without anyone approving it (`seq inf &` runs unasked): a
 spill file stops at `SPILL_FILE_LIMIT` bytes, and no new one starts while the spill
-folder holds `SPILL_DIR_LIMIT` bytes; `spill_error` then says what was not saved, and
-the memory ring still holds the latest output.
+folder holds `core.output.SPILL_DIR_LIMIT` bytes; `spill_error` then says what was not
+saved, and the memory ring still holds the latest output.
 
 Readers come in two kinds: a finished foreground command wants `preview()`; a
 background process is polled with `read_new()`, which returns what arrived since the
@@ -27,12 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from local_tools.core import output
+from local_tools.core.output import spill_folder_bytes
+
 __all__ = ["NewOutput", "Preview", "StreamCapture"]
 
 SpillNamer = Callable[[], Path]
 
 SPILL_FILE_LIMIT = 64 * 1024 * 1024
-SPILL_DIR_LIMIT = 512 * 1024 * 1024
 _MB = 1024 * 1024
 
 
@@ -223,11 +225,11 @@ class StreamCapture:
         self._ring_lines -= lines
 
     def _open_spill(self) -> None:
-        used = _folder_bytes(self._spill_dir)
-        if used + self._ring_bytes > SPILL_DIR_LIMIT:
+        used = spill_folder_bytes(self._spill_dir)
+        if used + self._ring_bytes > output.SPILL_DIR_LIMIT:
             self.spill_error = (
                 f"not saved: the output folder already holds {used // _MB} MB, the most "
-                f"kept is {SPILL_DIR_LIMIT // _MB} MB (files older than 7 days are removed)"
+                f"kept is {output.SPILL_DIR_LIMIT // _MB} MB (files older than 7 days are removed)"
             )
             return
         try:
@@ -264,22 +266,6 @@ class StreamCapture:
             )
             os.close(self._spill)
             self._spill = None
-
-
-def _folder_bytes(folder: Path) -> int:
-    """What the files directly in `folder` take (0 when it cannot be read)."""
-    total = 0
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                try:
-                    if entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
-                except OSError:
-                    continue
-    except OSError:
-        return 0
-    return total
 
 
 def _whole_chars(data: bytes) -> int:
