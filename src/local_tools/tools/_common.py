@@ -47,6 +47,13 @@ def path_subject(args: Any, ctx: ToolContext) -> Sequence[str]:
     return file_subjects(ctx, args.path)
 
 
+async def authorize_read(ctx: ToolContext, path: str, doing: str) -> None:
+    """`read:file` on `path`, for a tool that declares only `write:file` but shows what it
+    read (an edit's diff, the closest block of a failed match): otherwise an edit of
+    `.env` would print what `read_file .env` asks for."""
+    await ctx.authorize("read:file", file_subjects(ctx, path), summary=f"{doing} {path}")
+
+
 def iso_time(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat(timespec="seconds")
 

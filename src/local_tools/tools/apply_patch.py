@@ -43,7 +43,7 @@ from local_tools.editing.patch import (
     parse_patch,
 )
 from local_tools.editing.textfile import MAX_EDIT_BYTES
-from local_tools.tools._common import file_subjects, similar_paths
+from local_tools.tools._common import authorize_read, file_subjects, similar_paths
 
 
 class ApplyPatchArgs(Args):
@@ -474,6 +474,11 @@ def _render(output: dict[str, Any]) -> str:
 )
 async def apply_patch(args: ApplyPatchArgs, ctx: ToolContext) -> dict[str, Any]:
     patch = parse_patch(args.patch)
+    # The files it changes are read, and shown back (the diff, the lines near a failed
+    # hunk): read:file as read_file has it, so a patch of .env asks as reading it does.
+    for op in patch.ops:
+        if isinstance(op, (UpdateFile, DeleteFile)):
+            await authorize_read(ctx, op.path, "apply_patch reads")
     changes = await asyncio.to_thread(_Planner(ctx).plan, patch)
     removed = [c.shown for c in changes if c.action in ("delete", "move")]
     if removed:

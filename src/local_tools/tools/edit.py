@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic import Field
@@ -11,7 +12,7 @@ from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
-from local_tools.tools._common import path_subject
+from local_tools.tools._common import authorize_read, path_subject
 
 
 class EditArgs(Args):
@@ -53,19 +54,7 @@ def _render(output: dict[str, Any]) -> str:
     return f"{head}\n{output['diff']}" if output["diff"] else head
 
 
-@tool(
-    "edit",
-    args=EditArgs,
-    description=DESCRIPTION,
-    permission="write:file",
-    aliases=("edit_file", "Edit"),
-    hints=Hints(destructive=True),
-    toolset="files",
-    subjects=path_subject,
-    render=_render,
-    output=EditOutput,
-)
-def edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
+def _edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
     def transform(text: str) -> tuple[str, Replacement]:
         result = replace(text, args.old_string, args.new_string, replace_all=args.replace_all)
         return result.content, result
@@ -79,3 +68,20 @@ def edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
         "created": done.created,
         "diff": unified_diff(done.before, done.after, done.shown),
     }
+
+
+@tool(
+    "edit",
+    args=EditArgs,
+    description=DESCRIPTION,
+    permission="write:file",
+    aliases=("edit_file", "Edit"),
+    hints=Hints(destructive=True),
+    toolset="files",
+    subjects=path_subject,
+    render=_render,
+    output=EditOutput,
+)
+async def edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
+    await authorize_read(ctx, args.path, "edit reads")
+    return await asyncio.to_thread(_edit, args, ctx)

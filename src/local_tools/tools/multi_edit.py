@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pydantic import Field
@@ -12,7 +13,7 @@ from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
-from local_tools.tools._common import path_subject
+from local_tools.tools._common import authorize_read, path_subject
 
 MAX_EDITS = 100
 
@@ -52,19 +53,7 @@ def _render(output: dict[str, Any]) -> str:
     return f"{head}\n{output['diff']}" if output["diff"] else head
 
 
-@tool(
-    "multi_edit",
-    args=MultiEditArgs,
-    description=DESCRIPTION,
-    permission="write:file",
-    aliases=("MultiEdit",),
-    hints=Hints(destructive=True),
-    toolset="files",
-    subjects=path_subject,
-    render=_render,
-    output=MultiEditOutput,
-)
-def multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
+def _multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
     def transform(text: str) -> tuple[str, list[Replacement]]:
         results: list[Replacement] = []
         for number, item in enumerate(args.edits, 1):
@@ -91,3 +80,20 @@ def multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
         "created": done.created,
         "diff": unified_diff(done.before, done.after, done.shown),
     }
+
+
+@tool(
+    "multi_edit",
+    args=MultiEditArgs,
+    description=DESCRIPTION,
+    permission="write:file",
+    aliases=("MultiEdit",),
+    hints=Hints(destructive=True),
+    toolset="files",
+    subjects=path_subject,
+    render=_render,
+    output=MultiEditOutput,
+)
+async def multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
+    await authorize_read(ctx, args.path, "multi_edit reads")
+    return await asyncio.to_thread(_multi_edit, args, ctx)
