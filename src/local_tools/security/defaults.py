@@ -24,6 +24,9 @@ def _flag(command: str, *flags: str) -> dict[str, Action]:
 # allowed for that reason: `cd` (`cd d && git diff` uses d's repository config, and a
 # bare repository written outside .git/ is not protected), awk/sed/env (run or write),
 # `uniq IN OUT` and `xxd IN OUT` (write OUT).
+_UNIQ_FLAGS = [f"uniq -{a}" for a in "cdiuzD"] + [
+    f"uniq -{a}{b}" for a in "cdiu" for b in "cdiu" if a != b
+]
 _READ_ONLY: dict[str, Action] = dict.fromkeys(
     (
         "ls *", "pwd *", "echo *", "printf *", "cat *", "head *", "tail *", "wc *",
@@ -32,7 +35,9 @@ _READ_ONLY: dict[str, Action] = dict.fromkeys(
         "readlink *", "stat *", "file *", "du *", "df *", "tree *", "find *",
         "diff *", "cmp *", "comm *", "cut *", "nl *", "tr *", "sort *", "seq *",
         "tac *", "jq *", "md5sum *", "sha1sum *", "sha256sum *",
-        "uniq", "uniq -?", "uniq -??",  # stdin to stdout only: a second operand is written
+        # stdin to stdout only (a second operand is written): its flags spelled out, since
+        # `uniq -??` also matched `uniq - X`, which writes X
+        "uniq", *_UNIQ_FLAGS,
         "date", "date -u", "date +*", "date -u +*",
         "git status *", "git log *", "git diff *", "git show *", "git blame *",
         "git ls-files *", "git rev-parse *",

@@ -1,0 +1,35 @@
+"""The read-only commands allowed by default cannot be spelled to write: `uniq -??` also
+matched `uniq - X`, which writes X (found by the adversarial re-review of issue "Nothing
+gets past the person")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from local_tools import Toolbox
+
+
+@pytest.fixture
+def tb(tmp_path: Path) -> Iterator[Toolbox]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("b\na\na\n")
+    with Toolbox(ws, state_dir=tmp_path / "state", audit=False) as toolbox:
+        yield toolbox
+
+
+@pytest.mark.parametrize(
+    "command", ["uniq - X", "cat a.txt | uniq - P", "uniq -c - Q", "sort a.txt | uniq -- R"]
+)
+def test_uniq_never_writes_unasked(tb: Toolbox, command: str) -> None:
+    envelope = tb.run("exec_cmd", {"command": command})
+    assert envelope["error"]["error_code"] == "PERMISSION_DENIED", envelope
+    assert sorted(p.name for p in tb.workspace.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.parametrize("command", ["sort a.txt | uniq", "sort a.txt | uniq -c", "uniq -cd"])
+def test_uniq_filtering_stdin_still_runs(tb: Toolbox, command: str) -> None:
+    assert tb.run("exec_cmd", {"command": command})["success"]
