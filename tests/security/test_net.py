@@ -441,3 +441,14 @@ def test_malformed_hosts_and_locations_are_errors_not_crashes(
         with pytest.raises(NetworkError, match="invalid URL"):
             fetch(allowed.url(f"/bad{i}"))
     assert canary.requests == []
+
+
+@pytest.mark.parametrize("port", ["109017", "-1", "0", "65536"])
+def test_a_port_out_of_range_is_invalid_input_not_a_crash(
+    allowed: net_server.Server, port: str
+) -> None:
+    with pytest.raises(InvalidInput, match="port"):
+        fetch(f"http://{ALLOWED}:{port}/")
+    allowed.routes["/bad"] = net_server.redirect(f"http://{ALLOWED}:{port}/")
+    with pytest.raises(NetworkError, match="port"):
+        fetch(allowed.url("/bad"))

@@ -444,6 +444,8 @@ def _redirect_target(url: httpx.URL, location: str) -> httpx.URL:
             f"{url} redirected to {location!r}; only http and https redirects are followed.",
             details={"cause": "redirects"},
         )
+    if target.port is not None and not 0 < target.port <= 65535:
+        raise NetworkError(f"{url} redirected to {location!r}, whose port is not 1-65535.")
     if url.fragment and not target.fragment:
         target = target.copy_with(fragment=url.fragment)
     return target

@@ -26,6 +26,8 @@ def parse_url(url: str) -> httpx.URL:
         raise InvalidInput(f"Web tools fetch http and https URLs only, not {what}: {url!r}.")
     if not host:
         raise InvalidInput(f"The URL has no host: {url!r}.")
+    if parsed.port is not None and not 0 < parsed.port <= 65535:
+        raise InvalidInput(f"The URL's port {parsed.port} is not 1-65535: {url!r}.")
     return parsed
 
 
