@@ -327,6 +327,40 @@ def test_the_terminal_offers_trust_on_first_use(repo: Repo) -> None:
     assert repo.canary.exists()
 
 
+def test_files_changed_while_the_person_decides_are_not_trusted(repo: Repo) -> None:
+    """What the person was shown is what gets trusted: a plugin swapped between the
+    listing and the "y" leaves the workspace untrusted (from the re-review of #20)."""
+    plugin = repo.plant()
+    master, slave = pty.openpty()
+    env = {**os.environ, STATE_DIR_ENV: str(repo.state)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "local_tools", "trust", "--workspace", str(repo.ws)],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=env,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"[y/N]" not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1)
+        if ready:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    assert b"[y/N]" in seen, seen
+    plugin.write_text(plugin.read_text() + "\n# swapped after it was shown\n")
+    os.write(master, b"y\n")
+    proc.communicate(timeout=60)
+    os.close(master)
+    assert proc.returncode != 0
+    assert TrustStore(repo.state).get(repo.ws) is None
+    assert repo.call("planted")["error"]["error_code"] == "UNKNOWN_TOOL"
+    assert not repo.canary.exists()
+
+
 def test_an_untrusted_file_name_cannot_redraw_the_terminal(repo: Repo) -> None:
     repo.plant("\x1b[2J\x1b[Hevil.py")
     repo.config('[knowledge]\nurl = "postgresql://x/\\u001b]0;title\\u0007"\n')

@@ -90,6 +90,8 @@ def run_trust(
         if not _confirm(f"Trust {safe_text(str(folder))}? [y/N] ", stdin, err):
             print("not trusted", file=err)
             return 1, None
+    if fingerprint(folder) != files:  # changed while shown or while the person decided
+        return 1, f"not trusting {folder}: its files changed meanwhile; run it again."
     store.trust(folder, files)
     print(f"trusted: {folder} (it asks again when these files change)", file=out)
     return 0, None
@@ -121,6 +123,9 @@ def offer_trust(notice: str, workspace: Path, state_dir: Path, stdin: TextIO, er
     for line in describe_workspace(folder, files):
         print(line, file=err)
     if not _confirm("Trust this workspace now? [y/N] ", stdin, err):
+        return False
+    if fingerprint(folder) != files:  # changed while shown or while the person decided
+        print("local-tools: not trusted: its files changed meanwhile; run it again.", file=err)
         return False
     TrustStore(state_dir).trust(folder, files)
     return True
