@@ -33,3 +33,24 @@ def test_uniq_never_writes_unasked(tb: Toolbox, command: str) -> None:
 @pytest.mark.parametrize("command", ["sort a.txt | uniq", "sort a.txt | uniq -c", "uniq -cd"])
 def test_uniq_filtering_stdin_still_runs(tb: Toolbox, command: str) -> None:
     assert tb.run("exec_cmd", {"command": command})["success"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort --files0-from=list0",
+        "sort --files0-from list0",
+        "sort -r --files0-fr=list0",
+        "wc --files0-from=list0",
+        "du --files0-from=list0",
+        "find -files0-from list0",
+    ],
+)
+def test_a_list_of_files_read_from_a_file_asks(tb: Toolbox, tmp_path: Path, command: str) -> None:
+    """The names in the list were never checked: they may lead outside the workspace."""
+    secret = tmp_path / "outside.txt"
+    secret.write_text("OUTSIDE-CANARY\n")
+    (tb.workspace / "list0").write_bytes(str(secret).encode() + b"\0")
+    envelope = tb.run("exec_cmd", {"command": command})
+    assert envelope["error"]["error_code"] == "PERMISSION_DENIED", envelope
+    assert "OUTSIDE-CANARY" not in str(envelope)

@@ -84,6 +84,12 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
         # cluster), or run a compressor
         **_flag("sort", "-o", "-?o", "--co"),
         **_flag("file", "-C", "--co"),  # compiles a magic file: writes FILE.mgc
+        # read the names of the files to read from a file: paths no check has seen
+        # (`sort --files0-from=list` prints any file the list names)
+        **_flag("sort", "--fil"),
+        **_flag("wc", "--f"),
+        **_flag("du", "--f"),
+        **_flag("find", "-files0-from"),
         **_flag("tree", "-o", "-R"),  # -o writes a file; -R writes 00Tree.html per dir
         # (a writing letter inside a cluster, `sort -rnuo`, is split off by the parser)
         # -v/-R evaluate a subscript in the name (`test -v 'a[$(cmd)]'` runs cmd)
