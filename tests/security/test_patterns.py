@@ -49,6 +49,14 @@ def test_patterns_compile_once() -> None:
         ("execute:command", "make", "make"),
         ("execute:command", "rm -rf build", "rm -rf build"),  # never "rm *"
         ("execute:command", "sudo apt install x", "sudo apt install x"),
+        # leading assignments are not the program: kept, with the program, or exact
+        ("execute:command", "HOME=/tmp rm -rf build", "HOME=/tmp rm -rf build"),
+        ("execute:command", "HOME=/tmp git status -s", "HOME=/tmp git status *"),
+        ("execute:command", "HOME=/tmp PATH=/x ls -la", "HOME=/tmp PATH=/x ls *"),
+        ("execute:command", "PATH=./bin", "PATH=./bin"),
+        ("execute:command", "export PATH=./bin", "export PATH=./bin"),
+        ("execute:command", "HOME='/a b' ls x", "HOME='/a b' ls x"),
+        ("execute:command", "'./run tests' x", "'./run tests' x"),
         ("delete:file", "notes/a.txt", "notes/*"),
         ("delete:file", "a.txt", "a.txt"),
         ("read:file", "config/.env", "config/.env"),  # only the one secret

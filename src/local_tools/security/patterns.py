@@ -50,8 +50,13 @@ _COMMAND_ARITY = {
 # Never suggest a wildcard for these: "rm *" = "allow" is not advice to give.
 _EXACT_ONLY = frozenset(
     "rm rmdir dd shred mkfs sudo su doas chmod chown chgrp kill pkill killall "
-    "reboot shutdown halt poweroff truncate del rd format".split()
+    "reboot shutdown halt poweroff truncate del rd format "
+    # their arguments are assignments (`export PATH=./bin`), not what they act on
+    "export declare typeset local readonly".split()
 )
+# A leading `NAME=value` (kept in the subject when it changes what runs, e.g.
+# `HOME=/tmp`): part of the environment, not the program.
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
 
 
 def exact_only(subject: str) -> bool:
@@ -83,10 +88,16 @@ def _suggest_command(command: str) -> str:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    if not words or words[0] in _EXACT_ONLY or os.path.basename(words[0]) in _EXACT_ONLY:
+    # `HOME=/tmp rm -rf b` must not become `HOME=/tmp *`: the assignments and the
+    # program both stay fixed (`HOME=/tmp git status *`), or nothing is suggested.
+    env = 0
+    while env < len(words) and _ASSIGNMENT.match(words[env]):
+        env += 1
+    program = words[env:]
+    if not program or program[0] in _EXACT_ONLY or os.path.basename(program[0]) in _EXACT_ONLY:
         return command
-    n = _COMMAND_ARITY.get(" ".join(words[:2]), _COMMAND_ARITY.get(words[0], 1))
-    prefix = words[:n]
-    if len(words) <= n or any(c in w for w in prefix for c in "*? "):
+    n = _COMMAND_ARITY.get(" ".join(program[:2]), _COMMAND_ARITY.get(program[0], 1))
+    prefix = words[: env + n]
+    if len(program) <= n or any(c in w for w in prefix for c in "*?[ '\"\\$`"):
         return command
     return " ".join(prefix) + " *"

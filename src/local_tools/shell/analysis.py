@@ -90,6 +90,9 @@ def outside_paths(analysis: Analysis, cwd: Path, roots: Sequence[Path]) -> list[
     bounds = _bounds(roots)
     commands = analysis.parsed.commands
     found: list[str] = []
+    if analysis.parsed.misread:
+        # bash may run words the parser never saw: any path at all
+        found.append(f"{UNKNOWN_PATH_PREFIX}(words the parser did not read as bash does)")
     # `cd src && cat deep/x` reads src/deep/x: relative paths are judged from every
     # folder the command line may move to (a superset: more asks, never fewer).
     bases = [os.path.realpath(cwd)]

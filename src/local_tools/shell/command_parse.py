@@ -12,7 +12,9 @@ tree-sitter-bash quirks handled (here or in `command_words`): here-document bodi
 scanned by hand (its `$(...)` detection there is unreliable and it never finds
 backquotes); words after a redirection target (`echo > f hi`) are arguments, not
 targets; a redirection after a pipeline applies to its last command only; adjacent
-nodes with no space between them (`$"x"`) are one word.
+nodes with no space between them (`$"x"`) are one word. Where it splits the text
+elsewhere than bash does (`\\r`, `\\v`, `\\f`; see `command_separators`), the command
+is not understood.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from local_tools.shell.command_separators import dropped_dash, separator_mismatch
 from local_tools.shell.command_words import (
     GLOB,
     Redirect,
@@ -94,6 +97,9 @@ class ParsedCommand:
     source: str
     commands: tuple[SimpleCommand, ...]
     error: str | None
+    # The parser did not split the text where bash does (`ls\r# ; cat ~/.ssh/id`):
+    # `commands` may miss what bash runs, and the paths it names.
+    misread: bool = False
 
 
 def parse_command(source: str) -> ParsedCommand:
@@ -103,7 +109,12 @@ def parse_command(source: str) -> ParsedCommand:
     except _TooDeep:
         return ParsedCommand(source, (), "the command is nested too deeply to analyse")
     unique = list(dict.fromkeys(errors))
-    return ParsedCommand(source, tuple(commands), "; ".join(unique[:3]) if unique else None)
+    misread = any(e.startswith(_MISREAD) for e in unique)
+    error = "; ".join(unique[:3]) if unique else None
+    return ParsedCommand(source, tuple(commands), error, misread)
+
+
+_MISREAD = "not read as bash reads it: "
 
 
 # --- the parser ---------------------------------------------------------------------
@@ -134,6 +145,10 @@ def _analyse(source: str, depth: int, level: int, io: _Io) -> tuple[list[SimpleC
     walker = _Walker(data, depth, level)
     if root.has_error:
         walker.errors.append(_syntax_error(root, data))
+    else:
+        mismatch = separator_mismatch(root, data)
+        if mismatch is not None:
+            walker.errors.append(_MISREAD + mismatch)
     walker.walk(root, io, level)
     return walker.commands, walker.errors
 
@@ -253,7 +268,8 @@ class _Walker:
         piped = any(c.type == "pipeline" for r in red_nodes for c in r.named_children)
         outer = _Io(io.stdin, io.stdout or piped, io.redirects + tuple(reds))
         if body is not None and body.type == "command":
-            self._command(body, outer, level + 1, extra)
+            dash = dropped_dash(node, self.data) is not None  # `python3 - <<EOF`
+            self._command(body, outer, level + 1, extra, dash=dash)
         elif body is not None:
             if extra:
                 self.errors.append("words after a redirection of a compound command")
@@ -333,7 +349,9 @@ class _Walker:
 
     # -- simple commands
 
-    def _command(self, node: Node, io: _Io, level: int, extra: list[Node]) -> None:
+    def _command(
+        self, node: Node, io: _Io, level: int, extra: list[Node], *, dash: bool = False
+    ) -> None:
         word_nodes: list[Node] = []
         env: list[str] = []
         reds: list[Redirect] = []
@@ -351,7 +369,8 @@ class _Walker:
             elif kind != "comment":
                 word_nodes.append(child)
         io = replace(io, redirects=io.redirects + tuple(reds))
-        words = node_words(self.data, word_nodes + extra)
+        words = node_words(self.data, word_nodes)
+        words += [Word("-", True)] * dash + node_words(self.data, extra)
         if words and not missing:
             self._simple(words, env, io, level)
         inner = replace(io, redirects=())
@@ -446,8 +465,8 @@ class _Walker:
         program = program_name(head.text) if head.static else head.text
         args = [shown(w) for w in words[1:]]
         if head.static and all(w.static for w in words[1:]):
-            args = [shown(Word(a, True)) for a in split_clusters(program, argv[1:])]
-        subject = [program if head.static else head.text, *args]
+            args = _clusters_shown(program, words[1:])
+        subject = [shown(Word(program, True)) if head.static else head.text, *args]
         reds = io.redirects
         # a redirection is not in the subject, so `cat < .env` is checked here too
         if error is None and (
@@ -479,6 +498,17 @@ class _Walker:
 
     def _append(self, command: SimpleCommand) -> None:
         self.commands.append(command)
+
+
+def _clusters_shown(program: str, words: Sequence[Word]) -> list[str]:
+    """The words as shown, each writing option letter of a cluster its own word
+    (`sort -uo F` shows `sort -u -o F`), patterns still marked as patterns."""
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w.text == "--":
+            return out + [shown(v) for v in words[i:]]
+        out += [shown(Word(a, True, w.glob)) for a in split_clusters(program, [w.text])]
+    return out
 
 
 # Redirections whose target is not a file name: here-documents and here-strings

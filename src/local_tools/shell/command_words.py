@@ -115,13 +115,31 @@ def _ansi_c(body: str) -> str | None:
     return "".join(out)
 
 
-def _quote(text: str) -> str:
-    return shlex.quote(text) if not text or any(c.isspace() for c in text) else text
+# Characters a word shows bare in a subject: shlex.quote's, any letter, and `~`.
+# Anything else (quotes, blanks, `$`, `;`, `|`, `*` that is not a pattern, controls)
+# is quoted, so two commands with different words never show the same subject
+# (`touch "'a" "b'"` once showed as `touch 'a b'`, the subject of another command).
+_PLAIN = re.compile(r"[\w@%+=:,./~-]+")
+_PATTERN_PARTS = re.compile(r"([*?\[\]!^]+)")
+
+
+def _quote(text: str, *, glob: bool = False) -> str:
+    """`text` as shell input that reads back as this one word (shlex.quote, where needed).
+
+    `glob`: its `*`, `?` and `[...]` are patterns and stay bare; the rest is quoted."""
+    if _PLAIN.fullmatch(text) or text == "{}":  # `{}` is no brace expansion: as bash reads it
+        return text
+    if not glob:
+        return shlex.quote(text)
+    parts = _PATTERN_PARTS.split(text)
+    return "".join(
+        p if i % 2 or _PLAIN.fullmatch(p) else shlex.quote(p) for i, p in enumerate(parts) if p
+    )
 
 
 def shown(word: Word) -> str:
     """The word as it appears in a policy subject: quoted only when it must be."""
-    return _quote(word.text) if word.static else word.text
+    return _quote(word.text, glob=word.glob) if word.static else word.text
 
 
 def node_text(data: bytes, node: Node) -> str:
@@ -420,7 +438,11 @@ def writes_stdout(r: Redirect) -> bool:
 
 
 def redirect_text(redirects: Sequence[Redirect]) -> list[str]:
-    return [f"{r.op} {_quote(r.target) if r.static else r.target}" for r in redirects if r.writes]
+    return [
+        f"{r.op} {_quote(r.target, glob=True) if r.static else r.target}"
+        for r in redirects
+        if r.writes
+    ]
 
 
 def node_redirects(data: bytes, node: Node, out: list[Redirect], extra: list[Node]) -> None:
