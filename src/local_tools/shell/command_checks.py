@@ -363,6 +363,10 @@ def unknown_paths(cmd: SimpleCommand) -> list[str]:
     """Arguments and file redirection targets only known at run time, as written
     (`$HOME/.ssh/id_rsa`, `{/etc/x,f}`, `~user/x`): any may name any path."""
     found = [] if cmd.program in _NO_PATH_ARGS else list(cmd.unknown)
+    if "xargs" in cmd.wrappers and cmd.program not in _NO_PATH_ARGS:
+        # The words xargs adds come from its input (a pipe, `-a list`): file names no
+        # check has seen (`xargs -a list cat` prints whatever the list names).
+        found.append(f"(names xargs reads) {' '.join(cmd.argv)}")
     if cmd.program in _CHDIR:
         operands = [a for a in cmd.argv[1:] if not a.startswith(("-", "+")) or a == "-"]
         if cmd.program == "popd" or operands in ([], ["-"]):

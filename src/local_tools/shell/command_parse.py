@@ -320,6 +320,14 @@ class _Walker:
             self.errors.append("a command substitution in a here-document is not closed")
             return
         for inner in found:
+            if _UNSURE_END.search(inner):
+                # Where bash ends this `$(` is not sure to be where the bracket count
+                # ended it: a comment runs to the line's end past a `)`, a `case`
+                # pattern has an unmatched `)`, a nested here-document holds any text.
+                self.errors.append(
+                    "a command substitution in a here-document holds a comment, a case "
+                    "or a here-document, so where it ends is not read exactly"
+                )
             self._nested(inner, self.depth, level, [], _CAPTURED, ())
 
     def _assignment(self, node: Node, level: int) -> None:
@@ -542,6 +550,7 @@ def _inexact(
 
 
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_UNSURE_END = re.compile(r"#|\bcase\b|<<")
 # In an assignment: a command's output, or a subscript, that bash may evaluate later
 _DEFERRED = re.compile(r"\$\(|`|\[")
 

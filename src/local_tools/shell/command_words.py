@@ -286,10 +286,12 @@ def _node_word(data: bytes, node: Node) -> Word:
 
 _SYSTEM_BIN = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 # Variables that change which program runs or make one run code (`PATH=. ls`,
-# `HOME=evil git status` reads evil/.gitconfig): kept in the subject, so no rule
-# naming only the command matches.
+# `HOME=evil git status` reads evil/.gitconfig), or what a pattern matches (GLOBIGNORE
+# makes `?env` match `.env`): kept in the subject, so no rule naming only the command
+# matches.
 _RISKY_VAR = re.compile(
     r"PATH|HOME|IFS|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|EDITOR|VISUAL|BROWSER"
+    r"|GLOBIGNORE|GLOBSORT|FIGNORE"
     r"|GCONV_PATH|LOCPATH|RIPGREP_CONFIG_PATH|JAVA_TOOL_OPTIONS|MANOPT"
     r"|(BASH|LD|DYLD|GIT|XDG|LESS|PYTHON|NODE|NPM_CONFIG|PERL|RUBY)\w*|\w*(PAGER|ASKPASS|_OPTIONS)"
 )
