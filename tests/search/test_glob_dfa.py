@@ -50,6 +50,7 @@ def test_automaton_agrees_with_the_regex_on_random_globs_and_paths() -> None:
     [("**/*.py", True), ("src/**/test_*.py", True), ("*test*", True), ("**/*test*", True),
      ("a/**/b/**", True), ("*a*a*a", False), ("{*a,*b}*", False), ("**/*a*/**/*b", False),
      ("*a*b/*c*d", True), ("**/*a*/*a*a", False),
+     ("*.{ts,tsx}", True), ("**/*.{ts,tsx}", True), ("{a,aa}" * 5 + "b", False),
      ("**/" + "*a" * 14 + "*b/x", False)],
 )  # fmt: skip
 def test_only_globs_with_few_wildcards_use_the_regex(glob: str, safe: bool) -> None:

@@ -73,3 +73,13 @@ def test_question_options_are_escaped_and_still_answer(workspace: Path, option: 
     *_, picked = _forms(workspace, "question", ask, {"choice": listed[1]})
     assert not picked.is_error
     assert picked.structured_content["choices"] == [option]
+
+
+def test_options_that_escape_alike_are_all_listed() -> None:
+    from local_tools.interact.base import QuestionRequest
+    from local_tools.interact.mcp_asker import question_form
+
+    options = ["Keep my files\n", "Keep my files\\n", "Delete"]
+    _, schema = question_form(QuestionRequest(tool="q", question="Which?", options=options))
+    listed = schema["properties"]["choice"]["enum"]
+    assert len(listed) == 3 and len(set(listed)) == 3

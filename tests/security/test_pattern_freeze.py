@@ -123,3 +123,59 @@ def test_edit_with_blank_lines_over_repeated_lines_returns(tmp_path: Path) -> No
     assert env["success"], env
     text = (ws / "f.txt").read_text()
     assert text.endswith("}\n" + " " * 40 + "\ndone\n" + "{\n" * 99)
+
+
+def test_a_long_command_against_the_rules_returns(tmp_path: Path) -> None:
+    """The rules' regex backtracked about n**3 on `git *clean* -*f*` (7 KB: 5 s frozen)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    command = "git " + "clean -x " * 4000  # 36 KB
+    env = _run(
+        ws, tmp_path / "state", f"print(json.dumps(tb.run('exec_cmd', {{'command': {command!r}}})))"
+    )
+    assert env["error"]["error_code"] == "PERMISSION_DENIED", env["error"]
+
+
+def test_rule_matching_without_the_regex_gives_the_same_answers() -> None:
+    """Long subjects are matched rule by rule in linear time: the same answers."""
+    import random
+
+    from local_tools.security.patterns import compile_pattern
+    from local_tools.security.policy import _wildcard_match
+
+    rng = random.Random(27)
+    for _ in range(3000):
+        pattern = "".join(rng.choice("ab *?") for _ in range(rng.randint(0, 8)))
+        subject = "".join(rng.choice("ab \n") for _ in range(rng.randint(0, 10)))
+        expected = compile_pattern(pattern).fullmatch(subject) is not None
+        assert _wildcard_match(pattern, subject) is expected, (pattern, subject)
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_glob_of_repeated_alternatives_returns(tmp_path: Path, engine: str) -> None:
+    """`{a,aa}` k times backtracks like k stars (k=28: 6 s frozen; k=40: hours)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ("a" * 60 + "c")).write_text("needle\n")
+    pattern = "{a,aa}" * 40 + "b,!zz"  # the exclusion makes the Python side select
+    script = f"print(json.dumps(tb.run('glob', {{'pattern': {pattern!r}}})))"
+    env = _run(ws, tmp_path / "state", script, engine)
+    assert env["success"], env
+    assert env["output"]["files"] == []
+
+
+def test_the_closest_block_hint_of_a_failed_edit_returns(tmp_path: Path) -> None:
+    """difflib's character ratio on repeated text is about cubic (m=1000: no answer in
+    120 s); long blocks are compared line by line."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    m = 1000
+    (ws / "f.txt").write_text(("x\n" * (m - 1) + "z\n") * 2)
+    old = "x \n" * m + "z"
+    script = f"""
+        tb.run('read_file', {{'path': 'f.txt'}})
+        print(json.dumps(tb.run('edit', {{'path': 'f.txt', 'old_string': {old!r},
+                                         'new_string': 'y'}})))
+    """
+    env = _run(ws, tmp_path / "state", script)
+    assert env["error"]["error_code"] in ("NOT_FOUND", "CONFLICT"), env["error"]

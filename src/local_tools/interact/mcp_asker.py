@@ -149,9 +149,15 @@ def question_form(request: QuestionRequest) -> tuple[str, dict[str, Any]]:
 
 
 def _shown_options(options: Sequence[str] | None) -> dict[str, str]:
+    """Each option as listed (escaped) -> the option. Two options that escape alike
+    (a newline, and a literal backslash-n) are both listed, the later one numbered."""
     shown: dict[str, str] = {}
     for option in options or ():
-        shown.setdefault(safe_text(option), option)
+        text, n = safe_text(option), 1
+        while text in shown:
+            n += 1
+            text = f"{safe_text(option)} ({n})"
+        shown[text] = option
     return shown
 
 

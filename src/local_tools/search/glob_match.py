@@ -283,12 +283,13 @@ def _regex_safe(tokens: Sequence[object]) -> bool:
 
 
 def _wildcards(tokens: Sequence[object]) -> int:
+    """Unbounded wildcards, and alternations: `{a,aa}{a,aa}...` backtracks like stars."""
     count = 0
     for tok in tokens:
         if tok in (_STAR, _RPREFIX, _RSUFFIX, _RMIDDLE):
             count += 1
         elif isinstance(tok, tuple) and tok[0] == "alt":
-            count += sum(_wildcards(branch) for branch in tok[1])
+            count += 1 + sum(_wildcards(branch) for branch in tok[1])
     return count
 
 
@@ -302,7 +303,7 @@ def _stars_per_component(tokens: Sequence[object]) -> list[int]:
         elif tok == _STAR:
             counts[-1] += 1
         elif isinstance(tok, tuple) and tok[0] == "alt":
-            counts[-1] += sum(_wildcards(branch) for branch in tok[1])
+            counts[-1] += 1 + sum(_wildcards(branch) for branch in tok[1])
     return counts
 
 

@@ -94,7 +94,7 @@ def _table(entries: Mapping[str, str]) -> str:
 # group, (action, rule) when nothing matches or for the generic check).
 _Compiled = tuple[
     bool,
-    Callable[[str], "re.Match[str] | None"] | None,
+    Callable[[str], "re.Match[str] | _Hit | None"] | None,
     tuple[tuple[Action, str], ...],
     tuple[Action, str],
 ]
@@ -287,7 +287,9 @@ class Policy:
             by_group.append((action, text))
         fullmatch = None
         if alternatives:
-            fullmatch = re.compile("|".join(alternatives), re.DOTALL).fullmatch
+            regex = re.compile("|".join(alternatives), re.DOTALL).fullmatch
+            patterns = [p for p, _, _ in reversed(rules)][: len(alternatives)]
+            fullmatch = _bounded(regex, patterns)
         if len(self._cache) >= self._MAX_CACHED:
             self._cache.clear()
         compiled = (permission.endswith(":file"), fullmatch, tuple(by_group), fallback)
@@ -348,6 +350,63 @@ class Policy:
 
 def _identity(text: str) -> str:
     return text
+
+
+# --- matching in bounded time ---------------------------------------------------------
+# The rules' one regex backtracks: `git *clean* -*f*` against a long command that does
+# not match costs about n**3 steps, under the interpreter lock (7 KB froze the process
+# for 5 s). Short subjects with few-star rules keep the C-speed regex; anything else is
+# matched rule by rule in O(len(rule) * len(subject)).
+_REGEX_MAX_SUBJECT = 256
+_REGEX_MAX_STARS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    lastindex: int  # as re.Match has it: the group (rule) that matched
+
+
+def _bounded(
+    regex: Callable[[str], re.Match[str] | None], patterns: Sequence[str]
+) -> Callable[[str], re.Match[str] | _Hit | None]:
+    few_stars = all(isinstance(p, _Literal) or p.count("*") <= _REGEX_MAX_STARS for p in patterns)
+
+    def fullmatch(subject: str) -> re.Match[str] | _Hit | None:
+        if few_stars and len(subject) <= _REGEX_MAX_SUBJECT:
+            return regex(subject)
+        for group, pattern in enumerate(patterns, 1):
+            if isinstance(pattern, _Literal):
+                if subject == pattern:
+                    return _Hit(group)
+            elif _wildcard_match(pattern, subject):
+                return _Hit(group)
+        return None
+
+    return fullmatch
+
+
+def _wildcard_match(pattern: str, subject: str) -> bool:
+    """The pattern language (`*` any text, `?` one character, a trailing ` *` optional)
+    without backtracking past the last `*`: O(len(pattern) * len(subject))."""
+    if pattern.endswith(" *") and _wildcard_match(pattern[:-2], subject):
+        return True
+    p = t = 0
+    star, mark = -1, 0
+    while t < len(subject):
+        if p < len(pattern) and pattern[p] == "*":
+            star, mark = p, t
+            p += 1
+        elif p < len(pattern) and (pattern[p] == "?" or pattern[p] == subject[t]):
+            p += 1
+            t += 1
+        elif star >= 0:
+            mark += 1
+            p, t = star + 1, mark
+        else:
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
 
 
 def _path_key(path: str) -> str:
