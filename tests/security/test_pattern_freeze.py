@@ -179,3 +179,39 @@ def test_the_closest_block_hint_of_a_failed_edit_returns(tmp_path: Path) -> None
     """
     env = _run(ws, tmp_path / "state", script)
     assert env["error"]["error_code"] in ("NOT_FOUND", "CONFLICT"), env["error"]
+
+
+@pytest.mark.parametrize(
+    "pattern", ["^(a|aa)+$", "^(.|..)+\\u0000$", "^(a+)+$", "^(\\\\w+\\\\s?)*!$", "a*a*a*a*b"]
+)
+def test_a_schema_pattern_that_could_backtrack_is_refused(tmp_path: Path, pattern: str) -> None:
+    """check_data_format ran the model's JSON Schema `pattern` with `re` (n=40: minutes)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d.json").write_text(json.dumps(["a" * 60 + "!", {"k": "a" * 60}]))
+    schema = json.dumps({"items": {"type": ["string", "object"], "pattern": pattern}})
+    args = {"path": "d.json", "schema": schema}
+    script = f"print(json.dumps(tb.run('check_data_format', {args!r})))"
+    env = _run(ws, tmp_path / "state", script)
+    assert env["error"]["error_code"] == "INVALID_INPUT", env
+    assert "exponential" in env["error"]["message"]
+
+
+def test_ordinary_schema_patterns_still_check(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "d.json").write_text(json.dumps({"id": "ABC-12", "host": "a.example.org", "tag": "x-y"}))
+    schema = json.dumps(
+        {
+            "properties": {
+                "id": {"pattern": "^[A-Z]{3}-\\d+$"},
+                "host": {"pattern": "^([a-z0-9]+\\.)+[a-z]+$"},
+                "tag": {"pattern": "^[a-z]+(-[a-z]+)*$"},
+            }
+        }
+    )
+    args = {"path": "d.json", "schema": schema}
+    script = f"print(json.dumps(tb.run('check_data_format', {args!r})))"
+    env = _run(ws, tmp_path / "state", script)
+    assert env["success"], env
+    assert env["output"]["valid"] is True

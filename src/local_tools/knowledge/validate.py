@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from local_tools.core.errors import InvalidInput
+from local_tools.knowledge.schema_patterns import check_patterns
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,6 +68,7 @@ def check_schema(schema: Any) -> None:
         raise InvalidInput(
             f"The schema is not a valid JSON Schema (at {where}): {exc.message}"
         ) from None
+    check_patterns(schema)  # the model's regexes: none may freeze the process
 
 
 def validate(document: Any, schema: Any) -> tuple[list[dict[str, str]], int]:
