@@ -6,6 +6,7 @@ tools take. Each command goes through the real runner and the real SQLite audit 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +71,41 @@ def test_ordinary_commands_stay_readable(tb: Toolbox, text: str) -> None:
     tb.run("exec_cmd", {"command": text})
     assert tb.audit is not None
     assert tb.audit.query(tool="exec_cmd")[0].args["command"] == text
+
+
+def test_a_record_keeps_about_64_kb_of_arguments(tb: Toolbox) -> None:
+    """Every call is audited, unknown tools too: 2 MB of arguments per call must not all
+    be redacted and stored (from the re-review of #27)."""
+    big = {"x": [("://" * 2000)[:4096]] * 500}
+    tb.run("no_such_tool", big)
+    assert tb.audit is not None
+    (record,) = tb.audit.query(tool="no_such_tool")
+    stored = json.dumps(record.args)
+    assert len(stored) < 80_000
+    assert "more items]" in stored
+
+
+def test_the_log_keeps_the_newest_calls_within_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from local_tools.core import audit
+
+    monkeypatch.setattr(audit, "MAX_LOG_BYTES", 2 * 1024 * 1024)  # 2 MB, to fill it fast
+    monkeypatch.setattr(audit, "_PRUNE_EVERY", 20)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with Toolbox(ws, state_dir=tmp_path / "state") as tb:
+        for n in range(200):  # ~60 KB each: 12 MB unpruned
+            tb.run("no_such_tool", {"n": n, "x": ["y" * 4000] * 15})
+        assert tb.audit is not None
+        newest = tb.audit.query(tool="no_such_tool", limit=1)[0]
+        assert newest.args["n"] == 199
+    conn = sqlite3.connect(tmp_path / "state" / "audit.sqlite")
+    pages, free, size = (
+        conn.execute(f"PRAGMA {p}").fetchone()[0]
+        for p in ("page_count", "freelist_count", "page_size")
+    )
+    rows = conn.execute("SELECT count(*) FROM calls").fetchone()[0]
+    conn.close()
+    assert (pages - free) * size <= 3 * 1024 * 1024
+    assert rows < 200

@@ -55,6 +55,12 @@ BUSY_TIMEOUT_S = 5.0  # other processes may hold the write lock briefly
 MAX_ROWS_PER_COMMIT = 1000
 MAX_PENDING = 100_000  # records buffered before new ones are dropped (db stuck)
 MAX_ARG_CHARS = 4096  # longer string args (file contents) are clipped in the db
+MAX_ARGS_TOTAL = 64 * 1024  # about what one record keeps of all its args
+# The log keeps the newest calls within this size: a model looping on calls with big
+# arguments must not fill the disk (deleted rows' pages are reused, so the file stops
+# growing there).
+MAX_LOG_BYTES = 256 * 1024 * 1024
+_PRUNE_EVERY = 500  # rows written between size checks
 _JOIN_TIMEOUT_S = 10.0
 
 
@@ -89,7 +95,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=st
 
 def _row(rec: AuditRecord) -> tuple[Any, ...]:
     try:
-        args = _encode(redact_clipped(rec.args, MAX_ARG_CHARS))
+        args = _encode(redact_clipped(rec.args, MAX_ARG_CHARS, MAX_ARGS_TOTAL))
     except Exception as exc:  # circular args, an object whose str() raises...
         args = _encode({"_unencodable": f"{type(exc).__name__}: {exc}"})
     return (
@@ -197,6 +203,7 @@ class _Store:
         self.thread: threading.Thread | None = None
         self.last_error: str | None = None
         self.dropped = 0
+        self._written = _PRUNE_EVERY  # rows since the last size check: check at once
 
     def connect(self) -> sqlite3.Connection:
         """The open connection, opening and migrating it first if needed (db_lock held)."""
@@ -260,6 +267,10 @@ class _Store:
                         conn.execute("ROLLBACK")
                     raise
                 done += len(rows)
+            self._written += done
+            if self._written >= _PRUNE_EVERY:
+                self._written = 0
+                _prune(conn)
         except Exception as exc:
             # Reopen next time: the file may have been replaced or the disk freed.
             self.disconnect()
@@ -303,6 +314,28 @@ class _Store:
         self.flush()
         with self.db_lock:
             self.disconnect()
+
+
+def _prune(conn: sqlite3.Connection) -> None:
+    """Delete the oldest calls while the log is over MAX_LOG_BYTES (down to 80%)."""
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    used = (pages - free) * size
+    if used <= MAX_LOG_BYTES:
+        return
+    rows = conn.execute("SELECT count(*) FROM calls").fetchone()[0]
+    drop = max(1, int(rows * (1 - 0.8 * MAX_LOG_BYTES / used)))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "DELETE FROM calls WHERE rowid IN (SELECT rowid FROM calls ORDER BY ts LIMIT ?)",
+            (drop,),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _flush_loop(store: _Store, interval: float) -> None:
@@ -378,7 +411,7 @@ class AuditLog:
                 "call_id": rec.call_id,
                 "user_id": rec.user_id,
                 "tool": rec.tool,
-                "args": redact_clipped(rec.args, MAX_ARG_CHARS),
+                "args": redact_clipped(rec.args, MAX_ARG_CHARS, MAX_ARGS_TOTAL),
                 "outcome": rec.outcome,
                 "error_code": rec.error_code,
                 "duration_ms": rec.duration_ms,

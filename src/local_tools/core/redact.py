@@ -253,7 +253,8 @@ def _at_auth_scheme(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
 # A webhook's URL is its credential: whoever has it can post. The path after the part
 # that names the service is hidden (Slack, Discord, Teams, Zapier, any /webhook(s)/,
 # Telegram's /bot<token>).
-_URL_HOST_PATH = re.compile(r"([^\s/?#@\"'`]+)(/[^\s?#\"'`]*)")
+# (bounded: a string of many "://" would otherwise be scanned to its end from each one)
+_URL_HOST_PATH = re.compile(r"([^\s/?#@\"'`]{1,255})(/[^\s?#\"'`]{0,256})")
 _WEBHOOK_PATH = re.compile(r"/(?:api/)?webhooks?/|/services/|/hooks/catch/|/bot(?=\d+:)")
 
 
@@ -602,10 +603,42 @@ def redact(value: Any) -> Any:
     return _redact(value, None)
 
 
-def redact_clipped(value: Any, limit: int) -> Any:
+def redact_clipped(value: Any, limit: int, total: int | None = None) -> Any:
     """``redact``, and strings longer than ``limit`` are clipped to ``limit`` characters.
 
     A clipped string ends with ``…[clipped, N chars]`` (N: its original length); it is
-    redacted a little past the cut, so a secret straddling it is still hidden.
+    redacted a little past the cut, so a secret straddling it is still hidden. With
+    ``total``, what is kept of the whole value is about that many characters: later
+    items of lists and dicts are replaced by a note of how many were left out, so neither
+    the work nor what is stored grows with the arguments' size.
     """
+    if total is not None:
+        value = _clip_total(value, limit, [total])
     return _redact(value, limit)
+
+
+def _clip_total(value: Any, limit: int, budget: list[int]) -> Any:
+    if isinstance(value, str):
+        budget[0] -= min(len(value), limit)
+        return value
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        items = list(value.items())
+        for n, (key, item) in enumerate(items):
+            if budget[0] <= 0:
+                out["…"] = f"[clipped: {len(items) - n} more keys]"
+                break
+            budget[0] -= len(str(key)) + 4
+            out[key] = _clip_total(item, limit, budget)
+        return out
+    if isinstance(value, (list, tuple)):
+        kept: list[Any] = []
+        for n, item in enumerate(value):
+            if budget[0] <= 0:
+                kept.append(f"[clipped: {len(value) - n} more items]")
+                break
+            budget[0] -= 2
+            kept.append(_clip_total(item, limit, budget))
+        return kept
+    budget[0] -= 8
+    return value
