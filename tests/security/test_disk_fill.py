@@ -73,3 +73,25 @@ def test_a_tool_output_is_not_saved_while_the_folder_is_full(
     assert bounded.spill_path is None
     assert "was not saved" in bounded.text
     assert [p.name for p in _spills(tb)] == ["earlier.txt"]
+
+
+def test_many_background_commands_together_keep_to_the_folder_limit(
+    tb: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit is counted on every write, not only when a file opens: four `seq inf`
+    together do not pass it (8 of them left 65 MB in a 32 MB folder)."""
+    monkeypatch.setattr(output, "SPILL_DIR_LIMIT", 4 * 1024 * 1024)
+    ids = []
+    for _ in range(4):
+        started = tb.run("exec_cmd", {"command": "seq inf", "background": True})
+        assert started["success"], started
+        ids.append(started["output"]["process_id"])
+    try:
+        time.sleep(4)  # seq prints far more than 4 MB in that time
+        total = sum(p.stat().st_size for p in _spills(tb))
+        assert 0 < total <= output.SPILL_DIR_LIMIT
+        notes = [tb.run("process_output", {"process_id": i})["output"].get("note", "") for i in ids]
+        assert any("output folder holds its most" in n for n in notes), notes
+    finally:
+        for i in ids:
+            tb.run("process_kill", {"process_id": i})

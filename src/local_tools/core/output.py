@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "bound_text",
     "cleanup_spills",
     "render_compact",
+    "reserve_spill",
     "spill_folder_bytes",
 ]
 
@@ -137,8 +139,29 @@ def spill_folder_bytes(folder: Path) -> int:
     return total
 
 
+_used: dict[str, int] = {}  # spill folder -> bytes in it, as this process counts them
+_used_lock = threading.Lock()
+
+
+def reserve_spill(folder: Path, size: int) -> bool:
+    """Count `size` more bytes into `folder` if it stays within SPILL_DIR_LIMIT. Every
+    writer of this process (tool outputs, each command's streams) reserves before it
+    writes, so eight `seq inf &` together cannot pass the limit; the folder is measured
+    again before a refusal (old files may have been removed)."""
+    key = str(folder)
+    with _used_lock:
+        used = _used.get(key)
+        if used is None or used + size > SPILL_DIR_LIMIT:
+            used = spill_folder_bytes(folder)
+        if used + size > SPILL_DIR_LIMIT:
+            _used[key] = used
+            return False
+        _used[key] = used + size
+        return True
+
+
 def _spill(text: str, spill_dir: Path, name: str) -> Path:
-    if spill_folder_bytes(spill_dir) + len(text) > SPILL_DIR_LIMIT:
+    if not reserve_spill(spill_dir, len(text)):
         raise OSError("the spill folder is full")  # bounded disk: the preview stays
     spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     safe = _NAME_UNSAFE.sub("_", name).strip("._")[:60] or "output"

@@ -92,6 +92,7 @@ class StreamCapture:
         self._cursor = 0  # offset up to which read_new has handed output out
         self._spill: int | None = None  # fd of the spill file, once opened
         self._spilled = 0  # bytes written to it
+        self._reserved = 0  # counted into the folder's use but not written yet
         self.spill_path: Path | None = None
         self.spill_error: str | None = None
 
@@ -225,13 +226,14 @@ class StreamCapture:
         self._ring_lines -= lines
 
     def _open_spill(self) -> None:
-        used = spill_folder_bytes(self._spill_dir)
-        if used + self._ring_bytes > output.SPILL_DIR_LIMIT:
+        if not output.reserve_spill(self._spill_dir, self._ring_bytes):
+            used = spill_folder_bytes(self._spill_dir)
             self.spill_error = (
                 f"not saved: the output folder already holds {used // _MB} MB, the most "
                 f"kept is {output.SPILL_DIR_LIMIT // _MB} MB (files older than 7 days are removed)"
             )
             return
+        self._reserved = self._ring_bytes  # the ring is written first
         try:
             self._spill_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -247,6 +249,16 @@ class StreamCapture:
 
     def _write_spill(self, data: bytes) -> None:
         assert self._spill is not None
+        if self._reserved >= len(data):
+            self._reserved -= len(data)  # bytes the opening already counted
+        elif not output.reserve_spill(self._spill_dir, len(data)):
+            self.spill_error = (
+                f"the saved output stops here: the output folder holds its most, "
+                f"{output.SPILL_DIR_LIMIT // _MB} MB; later output is only in memory"
+            )
+            os.close(self._spill)
+            self._spill = None
+            return
         room = SPILL_FILE_LIMIT - self._spilled
         try:
             view = memoryview(data)[:room]
