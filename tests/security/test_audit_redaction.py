@@ -109,3 +109,25 @@ def test_the_log_keeps_the_newest_calls_within_its_size(
     conn.close()
     assert (pages - free) * size <= 3 * 1024 * 1024
     assert rows < 200
+
+
+MORE_COMMANDS = [
+    f"curl --header 'PRIVATE-TOKEN:{SECRET}' https://gitlab.example.com",
+    f"curl -H X-Api-Key:{SECRET} https://api.example.com",
+    f"curl -uadmin:{SECRET} https://example.com",
+    f"curl --user=admin:{SECRET} https://example.com",
+    f"curl --proxy-user admin:{SECRET} https://example.com",
+    f"DB_PASS={SECRET} ./run",
+    f"MYSQL_PWD={SECRET} mysql shop",
+    f"API_AUTH={SECRET} ./deploy",
+    f"curl -H 'X-Auth: {SECRET}' https://example.com",
+]
+
+
+@pytest.mark.parametrize("command", MORE_COMMANDS)
+def test_more_spellings_never_reach_the_audit_log(tb: Toolbox, command: str) -> None:
+    """From the re-review of #27: these reached the log verbatim."""
+    tb.run("exec_cmd", {"command": command})
+    assert tb.audit is not None
+    stored = json.dumps([r.args for r in tb.audit.query(tool="exec_cmd")])
+    assert SECRET not in stored, stored

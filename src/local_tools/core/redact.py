@@ -57,6 +57,8 @@ _HEADER_SECRET_PARTS = (
     "password",
     "credential",
 )
+# Whole words of a name that make it a secret's (not parts: "author", "compass").
+_SECRET_WORDS = frozenset({"pass", "pwd", "pw", "auth", "passphrase"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
@@ -78,6 +80,8 @@ def _classify_uncached(key: str) -> int:
     if norm in _SECRET_NAMES or any(part in norm for part in _SECRET_PARTS):
         return _SECRET
     words = [w for w in _WORD_SPLIT.split(norm) if w]
+    if any(w in _SECRET_WORDS for w in words):  # DB_PASS, MYSQL_PWD, API_AUTH
+        return _SECRET
     for i, word in enumerate(words):
         if word.endswith("token") and (
             i + 1 == len(words) or words[i + 1] not in _TOKEN_NOT_SECRET_AFTER
@@ -122,7 +126,8 @@ _GATE = re.compile(
     r"=|: |:\t|:\"|:'|\":|':|://|BEGIN|Bearer|bearer|BEARER|Basic|basic|BASIC"
     r"|gh[pousr]_|github_pat_|glpat-|k[-_]|xox|J(?<=eyJ)|AKIA|ASIA|AIza"
     # command-line credentials: --password X, curl -u user:pass, mysql -pX
-    r"|--|-u|mysql|mariadb|zation:|ZATION:"
+    r"|--|-u|mysql|mariadb|zation:|ZATION:|PASS|pass|Pass|PWD|pwd|AUTH|auth|Auth"
+    r"|y:(?<=[Kk][Ee]y:)|Y:(?<=KEY:)|n:(?<=[Tt]oken:)|N:(?<=TOKEN:)"
 ).search
 
 # What the scanner looks for, in the lower-cased string: the start of a PEM private
@@ -132,8 +137,8 @@ _GATE = re.compile(
 # whole name is then read around the hit and judged by the same rules as dict keys,
 # so "token_count = 3" or "keyword: x" stay visible.
 _ANCHOR = re.compile(
-    r"-----begin |bearer|basic|://|\?|&|word|wd|cre[td]|zation|ken|key|kie"
-    r"|--(?=[a-z])|-u(?=[ \t])|-p(?=[^\s-])"
+    r"-----begin |bearer|basic|://|\?|&|word|wd|cre[td]|zation|ken|key|kie|pass|auth"
+    r"|--(?=[a-z])|-u(?=[^\s-]|[ \t])|-p(?=[^\s-])"
 ).search
 
 _PEM_BEGIN = re.compile(r"-----begin [a-z0-9 ]*private key(?: block)?-----")
@@ -163,6 +168,7 @@ _QUOTED = ("dq", "sq", "eq")
 # `Authorization: <scheme> <credential>`: the scheme stays visible.
 _AUTH_VALUE = re.compile(r"(?:[a-z][\w\-]*[ \t]+(?=[^\s\"'`]))?[^\s\"'`,;]+")
 _SCHEME = re.compile(r"[A-Za-z][\w\-]*[ \t]+(?=\S)")
+_HEADER_VALUE = re.compile(r"[^\s\"'`,;]+")
 _LINE_REST = re.compile(r"[^\r\n\"'`]*")  # a Cookie header's value
 # (a closing quote too: curl -H 'X-Api-Key: k' is a header line in quotes)
 _LINE_END = re.compile(r"[ \t]*(?:[\r\n#}\]\"'`]|\Z)")
@@ -307,12 +313,16 @@ def _at_name(s: str, low: str, start: int, end: int, floor: int) -> _Hit | int:
     if sep is None:  # not followed by = or :, go past the name (each is read once)
         rest = _NAME_REST.match(low, end)
         stop = rest.end() if rest else end
-        if low.startswith(":", stop):  # Authorization:token X (no space)
+        if low.startswith(":", stop):  # Authorization:token X, PRIVATE-TOKEN:X (no space)
             name = s[_name_before(s, start, floor) : stop]
             if _normalize(name).strip("_") in _AUTH_HEADERS:
                 whole = _AUTH_VALUE.match(low, stop + 1)
                 if whole is not None:
                     return stop + 1, whole.end(), _auth_value(s[stop + 1 : whole.end()])
+            elif is_secret_header(name) and _kind_of_name(name) == _SECRET:
+                value = _HEADER_VALUE.match(low, stop + 1)
+                if value is not None:
+                    return stop + 1, value.end(), REDACTED
         return stop
     name = s[_name_before(s, start, floor) : sep.start("sep")]
     m = _KV_VALUE.match(low, sep.end())
@@ -344,7 +354,7 @@ def _at_name(s: str, low: str, start: int, end: int, floor: int) -> _Hit | int:
 
 
 # Command-line credentials. Only where an option starts a word.
-_LONG_OPTION = re.compile(r"([a-z][\w\-]*)[ \t]+")
+_LONG_OPTION = re.compile(r"([a-z][\w\-]*)(?:[ \t]+|=)")
 _SPACES = re.compile(r"[ \t]+")
 
 
@@ -378,7 +388,7 @@ def _at_long_option(s: str, low: str, start: int, end: int, floor: int) -> _Hit:
     if m is None:
         return None
     span = _value_span(low, m.end())
-    if low[m.start(1) : m.end(1)] == "user":
+    if low[m.start(1) : m.end(1)] in ("user", "proxy-user"):
         return _after_colon(low, span)
     if span is None or _kind_of_name(s[m.start(1) : m.end(1)]) != _SECRET:
         return None
