@@ -65,6 +65,13 @@ MAX_REDIRECTS = 5
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _BLOCKED_NAMES = ("localhost", "localhost.", "localhost.localdomain")
+_KEPT_ACROSS_SITES = frozenset(
+    {
+        "accept", "accept-encoding", "accept-language", "cache-control", "content-language",
+        "content-type", "if-match", "if-modified-since", "if-none-match", "if-range",
+        "if-unmodified-since", "pragma", "range", "user-agent",
+    }
+)  # fmt: skip
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # (host, port) -> addresses, in the order to try them.
@@ -413,9 +420,14 @@ async def _exchange(
                             if k.lower() not in ("content-type", "content-length")
                         }
                     if _origin(next_url) != _origin(url):
-                        # The audit's rules for credential headers (X-Api-Key,
-                        # PRIVATE-TOKEN, Authorization, Cookie, ...): not sent on.
-                        headers = {k: v for k, v in headers.items() if not is_secret_header(k)}
+                        # Another site gets only headers that describe the request,
+                        # never one that may be a credential (X-JFrog-Art-Api, Cookie,
+                        # X-Api-Key, ...): an allow-list, since credential names vary.
+                        headers = {
+                            k: v
+                            for k, v in headers.items()
+                            if k.lower() in _KEPT_ACROSS_SITES and not is_secret_header(k)
+                        }
                     url = next_url
                     continue
                 body, truncated = await _read_capped(response, max_bytes, url, timeout)
