@@ -30,6 +30,7 @@ from local_tools.interact.terminal import safe_text
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.jail import Jail
 from local_tools.security.policy import Policy
+from local_tools.shell.git_reach import git_protected
 
 __all__ = ["Toolbox"]
 
@@ -139,6 +140,16 @@ class Toolbox:
             shown = self.jail.display(os.path.realpath(source))
             rules["write:file"][shown] = "ask"
             rules["delete:file"][shown] = "ask"
+        # What the repositories' config makes git run outside `.git` (covered above):
+        # core.hooksPath's folder (husky's .githooks) and included config files.
+        roots = [root for root, _ in self.jail.roots if root != spill_real]
+        for entry in git_protected(roots):
+            if entry.checked:
+                shown = self.jail.display(entry.path)
+                for permission in ("write:file", "delete:file"):
+                    rules[permission][shown] = "ask"
+                    if entry.tree:
+                        rules[permission][f"{shown}/*"] = "ask"
         return rules
 
     # -- trust ------------------------------------------------------------------

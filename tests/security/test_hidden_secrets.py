@@ -208,7 +208,7 @@ def test_unasked_readers_do_not_print_secrets(
     make_toolbox: Any, secrets: Path, engine: str, rg_on_path: None, command: str
 ) -> None:
     tb = make_toolbox()  # default rules: only the read-only set runs without asking
-    out = run(tb, command.format(canary=CANARY))
+    out = tb.run("exec_cmd", {"command": command.format(canary=CANARY)})
     assert CANARY not in shown(out)
     assert (secrets / ".env").read_text() == f"API_KEY={CANARY}\n"
     assert (secrets / "a" / ".env").read_text() == f"A={CANARY}\n"
@@ -337,3 +337,135 @@ def test_finder_cost_on_ten_thousand_files(tmp_path: Path) -> None:
     assert len(finder.find([tmp_path])) == 1
     again = time.perf_counter() - start
     assert first < 5 and again < 2  # generous: CI machines are slow; see the README
+
+
+# -- re-attack: one approved part does not unhide the whole line ------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 build.py; grep -r {canary} .",
+        "python3 build.py && cat .env sub/prod.env",
+        "python3 build.py | grep -r {canary} .",
+        "grep -r {canary} . ; python3 build.py",
+    ],
+)
+def test_an_approved_part_does_not_unhide_the_rest(
+    make_toolbox: Any, secrets: Path, engine: str, command: str
+) -> None:
+    (secrets / "build.py").write_text("pass\n")
+    tb = make_toolbox({"permissions": {"execute:command": {"python3 build.py": "allow"}}})
+    out = tb.run("exec_cmd", {"command": command.format(canary=CANARY)})
+    assert CANARY not in shown(out)
+
+
+@pytest.mark.parametrize("default", ["variable", "platform"])
+def test_the_default_state_dir_is_hidden_too(
+    make_toolbox: Any, tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch, default: str
+) -> None:
+    """A Toolbox with a state dir of its own: the person's servers keep their token in
+    the default one (`$LOCAL_TOOLS_STATE_DIR`, else the platform's)."""
+    theirs = tmp_path / "default-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    if default == "platform":
+        monkeypatch.delenv("LOCAL_TOOLS_STATE_DIR", raising=False)
+        theirs = tmp_path / "xdg" / "local-tools"
+    else:
+        monkeypatch.setenv("LOCAL_TOOLS_STATE_DIR", str(theirs))
+    theirs.mkdir(parents=True)
+    (theirs / "server-token").write_text(f"{CANARY}\n")
+    tb = make_toolbox({"permissions": APPROVED}, state_dir=tmp_path / "own-state")
+    out = run(tb, f"cat {theirs}/server-token; ls -a {theirs}")
+    assert CANARY not in shown(out)
+    assert "server-token" not in out["stdout"]
+
+
+# -- re-attack: a tracked .env through git's own history --------------------------------
+
+
+GIT = shutil.which("git")
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+@pytest.mark.parametrize(
+    "command",
+    ["git log -p", "git show HEAD", "git diff HEAD~1", "git diff", "git show HEAD:conf/prod.env",
+     "git log -p --all -- .", "git grep STRIPE"],
+)  # fmt: skip
+def test_git_does_not_print_a_tracked_env(
+    make_toolbox: Any, workspace: Path, engine: str, command: str
+) -> None:
+    import subprocess
+
+    def g(*a: str) -> None:
+        subprocess.run(
+            [str(GIT), "-c", "user.email=u@e", "-c", "user.name=u", *a],
+            cwd=workspace, check=True, capture_output=True,
+        )  # fmt: skip
+
+    g("init", "-q")
+    (workspace / "a.txt").write_text("a\n")
+    g("add", "a.txt")
+    g("commit", "-qm", "one")
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "prod.env").write_text(f"STRIPE_KEY={CANARY}\n")
+    g("add", "conf/prod.env")
+    g("commit", "-qm", "two")
+    tb = make_toolbox()
+    out = tb.run("exec_cmd", {"command": command})
+    assert CANARY not in shown(out)
+    assert not out["success"]  # asked, and nobody was there to approve
+
+
+# -- re-attack: a marker the model can write does not stop the search -------------------
+
+
+@pytest.mark.parametrize("where", ["pyvenv.cfg", "backend/pyvenv.cfg"])
+def test_a_written_pyvenv_cfg_does_not_unhide(
+    make_toolbox: Any, workspace: Path, engine: str, where: str
+) -> None:
+    (workspace / "backend" / "app").mkdir(parents=True)
+    (workspace / "backend" / "app" / ".env").write_text(f"DB_PASSWORD={CANARY}\n")
+    tb = make_toolbox()
+    ok(tb.run("write_file", {"path": where, "content": "home = /usr\n"}))
+    out = tb.run("exec_cmd", {"command": "grep -r . backend"})
+    assert CANARY not in shown(out)
+
+
+# -- re-attack: the hidden list and its bounds -------------------------------------------
+
+
+HISTORIES = (
+    ".config/git/credentials", ".gem/credentials", ".bash_history", ".zsh_history",
+    ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+)  # fmt: skip
+
+
+def test_more_credential_files_and_histories_are_hidden(
+    make_toolbox: Any, home: Path, engine: str
+) -> None:
+    for rel in HISTORIES:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"export TOKEN={CANARY}\n")
+    tb = make_toolbox({"permissions": APPROVED})
+    out = run(tb, " ; ".join(f"cat {home / rel}" for rel in HISTORIES) + f"; cat {home}/notes.txt")
+    assert CANARY not in shown(out)
+    assert "visible" in out["stdout"]
+
+
+def test_too_many_env_files_ask_instead_of_showing_some(
+    make_toolbox: Any, workspace: Path, engine: str
+) -> None:
+    """Past MAX_FILES secret files the command asks: none is shown, and it does not take
+    a mount per file to start."""
+    from local_tools.security.hidden_paths import MAX_FILES
+
+    for i in range(MAX_FILES + 50):
+        (workspace / f"s{i}.env").write_text(f"K={CANARY}\n")
+    tb = make_toolbox()
+    started = time.monotonic()
+    out = tb.run("exec_cmd", {"command": f"grep -r {CANARY} ."})
+    assert time.monotonic() - started < 10
+    assert CANARY not in shown(out)
+    assert not out["success"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from envelopes import ok
+from envelopes import err, ok
 from local_tools.security import sandbox as sandbox_module
 from local_tools.security.sandbox import ENGINE_VARIABLE, sandbox_engine
 
@@ -461,3 +461,191 @@ def test_the_config_named_by_the_environment_is_not_created(
     monkeypatch.setenv("LOCAL_TOOLS_CONFIG", str(target))
     run(tb, "mkdir -p conf && printf '[sandbox]\\nmode = \"off\"\\n' > conf/lt.toml")
     assert not target.exists()
+
+
+# -- re-attack: commondir, submodules, hooksPath and included config ------------------
+
+IDENT = "-c user.email=u@example.com -c user.name=u"
+
+
+@needs_git
+@pytest.mark.parametrize("where", ["root", "module", "worktree"])
+def test_a_planted_commondir_sends_git_nowhere(
+    make_toolbox: Any, repo: Path, tmp_path: Path, setup: str, where: str
+) -> None:
+    """`.git/commondir` (or a module's, a worktree's) naming a copy whose config runs code."""
+    marker = tmp_path / "PWNED"
+    gitdir = {"root": ".git", "module": ".git/modules/sub", "worktree": ".git/worktrees/w"}[where]
+    if where == "worktree":
+        git(repo, "worktree", "add", "-q", str(tmp_path / "w"))
+        gitdir = ".git/worktrees/" + next((repo / ".git" / "worktrees").iterdir()).name
+    elif where == "module":
+        (repo / gitdir).mkdir(parents=True)
+    before = snapshot(repo / ".git")
+    up = "../" * gitdir.count("/")
+    script = (
+        "import os, shutil\n"
+        "shutil.copytree('.git', 'build/gc', ignore=shutil.ignore_patterns('worktrees'))\n"
+        "open('build/gc/config', 'w').write('[core]\\n\\tbare = false\\n"
+        f'\\tfsmonitor = "touch {marker}; false"\\n\')\n'
+        f"open('{gitdir}/commondir', 'w').write('{up}../build/gc\\n')\n"
+    )
+    (repo / "build.py").write_text(script)
+    tb = make_toolbox(config(setup))
+    out = run(tb, "python3 build.py")
+    assert out["exit_code"] == 0 or setup != "off", out["stderr"]
+    assert snapshot(repo / ".git") == before
+    git(repo, "status")  # the user's own, later
+    if where == "worktree":
+        git(tmp_path / "w", "status")
+    assert not marker.exists()
+
+
+@needs_git
+@pytest.mark.parametrize("kind", ["new", "existing"])
+def test_a_submodule_config_runs_nothing(
+    make_toolbox: Any, repo: Path, tmp_path: Path, setup: str, kind: str
+) -> None:
+    """A nested repository recorded as a gitlink: the superproject's status enters it."""
+    marker = tmp_path / "PWNED"
+    make = (
+        f"git init -q vendor && cd vendor && echo y > g && git add g"
+        f" && git {IDENT} commit -qm i && cd .. && git add vendor"
+    )
+    if kind == "existing":
+        subprocess.run(["bash", "-c", make], cwd=repo, check=True, capture_output=True)
+        git(repo, *IDENT.split(), "commit", "-qm", "vendor")
+        make = "true"
+    tb = make_toolbox(config(setup))
+    run(
+        tb,
+        f"{make}; git config -f vendor/.git/config core.fsmonitor 'touch {marker}; false'"
+        f"; printf '#!/bin/sh\\ntouch {marker}\\n' > vendor/.git/hooks/post-checkout"
+        "; chmod +x vendor/.git/hooks/post-checkout; echo dirty > vendor/g",
+    )
+    git(repo, "status")
+    git(repo / "vendor", "checkout", "-q", "-b", "x")
+    assert not marker.exists()
+
+
+@needs_git
+def test_a_submodule_git_file_is_not_redirected(
+    make_toolbox: Any, repo: Path, tmp_path: Path, setup: str
+) -> None:
+    marker = tmp_path / "PWNED"
+    evil = tmp_path / "evil-git"
+    git(tmp_path, "init", "-q", "--bare", str(evil))
+    git(evil, "config", "core.fsmonitor", f"touch {marker}; false")
+    git(evil, "config", "core.bare", "false")
+    sub = "git init -q vendor && cd vendor && echo y > g && git add g"
+    subprocess.run(["bash", "-c", sub], cwd=repo, check=True, capture_output=True)
+    git(repo / "vendor", *IDENT.split(), "commit", "-qm", "i")
+    git(repo, "add", "vendor")
+    git(repo, *IDENT.split(), "commit", "-qm", "vendor")
+    tb = make_toolbox(config(setup))
+    run(tb, f"mv vendor/.git vendor/old.git; echo 'gitdir: {evil}' > vendor/.git")
+    git(repo, "status")
+    assert not marker.exists()
+
+
+def _husky(repo: Path, marker: Path) -> None:
+    hooks = repo / ".githooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (hooks / "pre-commit").chmod(0o755)
+    git(repo, "config", "core.hooksPath", ".githooks")
+    git(repo, "config", "include.path", "../.gitconfig.shared")
+
+
+def _commit(repo: Path) -> None:
+    (repo / "b.txt").write_text(str(time.time()))
+    git(repo, "add", "b.txt")
+    git(repo, *IDENT.split(), "commit", "-qm", "more")
+
+
+@needs_git
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/pre-commit",
+        "printf '#!/bin/sh\\ntouch {marker}\\n' > .githooks/post-commit"
+        " && chmod +x .githooks/post-commit",
+        "mv .githooks old; mkdir .githooks; printf '#!/bin/sh\\ntouch {marker}\\n'"
+        " > .githooks/pre-commit; chmod +x .githooks/pre-commit",
+        "printf '[core]\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > .gitconfig.shared",
+    ],
+    ids=["hook-edit", "hook-new", "hook-folder-swap", "include-created"],
+)
+def test_hooks_path_and_included_config_are_protected(
+    make_toolbox: Any, repo: Path, tmp_path: Path, setup: str, command: str
+) -> None:
+    marker = tmp_path / "PWNED"
+    _husky(repo, marker)
+    tb = make_toolbox(config(setup))
+    out = run(tb, command.format(marker=marker))
+    assert out.get("protected_note") or setup != "off"
+    git(repo, "status")
+    _commit(repo)
+    assert not marker.exists()
+    assert not (repo / ".gitconfig.shared").exists()
+
+
+@needs_git
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("write_file", {"path": ".gitconfig.shared", "content": "[core]\n\tfsmonitor = {cmd}\n"}),
+        ("write_file", {"path": ".githooks/post-commit", "content": "#!/bin/sh\n{cmd}\n"}),
+        (
+            "edit",
+            {"path": ".githooks/pre-commit", "old_string": "exit 0", "new_string": "{cmd}"},
+        ),
+        ("file_delete", {"path": ".githooks/pre-commit"}),
+    ],
+    ids=["include", "new-hook", "edit-hook", "delete-hook"],
+)
+def test_file_tools_ask_for_hooks_path_and_included_config(
+    make_toolbox: Any, repo: Path, tmp_path: Path, tool: str, args: dict[str, str]
+) -> None:
+    """Nobody is there to approve: the write is refused and the user's git runs nothing."""
+    marker = tmp_path / "PWNED"
+    _husky(repo, marker)
+    before = snapshot(repo / ".githooks")
+    tb = make_toolbox({"permissions": {"write:file": "allow", "delete:file": "allow"}})
+    filled = {k: v.format(cmd=f"touch {marker}") for k, v in args.items()}
+    err(tb.run(tool, filled), "PERMISSION_DENIED")
+    assert snapshot(repo / ".githooks") == before
+    assert not (repo / ".gitconfig.shared").exists()
+    git(repo, "status")
+    _commit(repo)
+    assert not marker.exists()
+
+
+def test_what_is_kept_is_private_at_once(tmp_path: Path, workspace: Path) -> None:
+    """Moved to `reverted/` mode 0600 (folders 0700), not left 0644 until the next start."""
+    (workspace / ".git").mkdir()
+    guard, discover = _guard(tmp_path, workspace)
+    guard.begin(discover, trusted=False)
+    (workspace / ".git" / "config").write_text("theirs\n")
+    os.chmod(workspace / ".git" / "config", 0o644)
+    tools = workspace / ".local-tools" / "tools"
+    tools.mkdir(parents=True, mode=0o755)
+    (tools / "x.py").write_text("import os\n")
+    os.chmod(tools / "x.py", 0o644)
+    assert guard.end() is not None
+    kept = list((tmp_path / "state" / "reverted").rglob("*"))
+    assert {p.name for p in kept} >= {"config", "x.py", "tools"}
+    for p in kept:
+        mode = p.stat().st_mode & 0o777
+        assert mode == (0o700 if p.is_dir() else 0o600), (p, oct(mode))
+
+
+@needs_git
+def test_git_worktree_add_keeps_working(make_toolbox: Any, repo: Path, setup: str) -> None:
+    """Its `.git/worktrees/<name>/commondir` leads back to the same repository: kept."""
+    tb = make_toolbox(config(setup))
+    out = run(tb, "git worktree add -q wt2 && git -C wt2 log --format=%s")
+    assert out["exit_code"] == 0, out["stderr"]
+    assert out["stdout"] == "first\n"
+    assert "commondir" not in (out.get("protected_note") or "")
+    assert "first" in git(repo / "wt2", "log", "--format=%s")

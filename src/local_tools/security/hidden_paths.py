@@ -17,7 +17,14 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["CREDENTIAL_STORES", "MAX_DIRS", "SecretFiles", "credential_paths", "is_secret_name"]
+__all__ = [
+    "CREDENTIAL_STORES",
+    "MAX_DIRS",
+    "MAX_FILES",
+    "SecretFiles",
+    "credential_paths",
+    "is_secret_name",
+]
 
 # Relative to the home directory.
 CREDENTIAL_STORES: tuple[str, ...] = (
@@ -29,17 +36,26 @@ CREDENTIAL_STORES: tuple[str, ...] = (
     ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
     ".config/microsoft-edge", ".config/vivaldi", ".config/opera", ".var/app",
     ".thunderbird",
+    # more credential files, and shell and REPL histories (tokens typed on command lines)
+    ".config/git/credentials", ".gem/credentials", ".config/op", ".bash_history",
+    ".zsh_history", ".histfile", ".local/share/fish/fish_history", ".python_history",
+    ".psql_history", ".mysql_history", ".node_repl_history", ".sqlite_history",
+    ".rediscli_history", ".irb_history", ".lesshst",
 )  # fmt: skip
 
 # Directories not searched for secret files: version control's own, caches, and trees of
-# installed packages (as is any folder holding a pyvenv.cfg: a virtualenv).
+# installed packages. By name only: a marker file (a virtualenv's pyvenv.cfg) is no
+# reason, since the model can write one with write_file above the user's `.env`; a
+# folder of these names it can make, but not move the user's files into.
 _SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
-     ".pytest_cache", ".ruff_cache"}
+     ".pytest_cache", ".ruff_cache", "site-packages", "dist-packages"}
 )  # fmt: skip
 _SAFE_SUFFIXES = (".example", ".sample", ".template")
 MAX_DIRS = 50_000  # a tree with more directories is searched only this far
-MAX_FILES = 2_000  # secret files hidden at most (one mount each)
+# Secret files hidden at most, one mount each (a mount costs milliseconds): a command
+# nobody approved asks when there are more (`SecretFiles.find` lists one more to tell).
+MAX_FILES = 200
 _SETTLED_NS = 2_000_000_000
 _Listing = tuple[int, list[str], list[str], bool]
 
@@ -121,7 +137,7 @@ class SecretFiles:
                 self._dirs[d] = entry
                 stack.extend(sub for sub in entry[2] if sub not in self._dirs)
             found = [f for e in self._dirs.values() if e[1] for f in e[1]]
-            return [Path(p) for p in found[:MAX_FILES]]
+            return [Path(p) for p in found[: MAX_FILES + 1]]
 
     def _listing(self, d: str) -> _Listing | None:
         try:
@@ -130,11 +146,9 @@ class SecretFiles:
             return None
         files: list[str] = []
         subdirs: list[str] = []
-        names: set[str] = set()
         try:
             with os.scandir(d) as it:
                 for e in it:
-                    names.add(e.name)
                     try:
                         if e.is_dir(follow_symlinks=False):
                             if e.name not in _SKIPPED_DIRS:
@@ -145,6 +159,4 @@ class SecretFiles:
                         continue
         except OSError:
             return None
-        if "pyvenv.cfg" in names:
-            subdirs = []
         return (mtime, files, subdirs, mtime < time.time_ns() - _SETTLED_NS)

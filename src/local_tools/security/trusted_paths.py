@@ -32,14 +32,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Protected", "TrustedPaths", "protected_paths"]
+__all__ = ["Protected", "TrustedPaths", "git_dir_paths", "git_paths", "protected_paths"]
 
 MAX_TREE_ENTRIES = 2_000  # entries of one protected folder that are tracked
 MAX_FILE_BYTES = 1 << 20  # a bigger protected file is tracked, not copied
 MAX_COPY_BYTES = 16 << 20  # the copies kept in all
 
-_GIT_FILES = ("config", "config.worktree")
+# `commondir` sends git to another folder's config and hooks; a worktree's `gitdir`
+# names the work tree git enters.
+_GIT_FILES = ("config", "config.worktree", "commondir")
 _GIT_TREES = ("hooks", "info")
+_WORKTREE_FILES = (*_GIT_FILES, "gitdir")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ class Protected:
     root: Path  # where its parents are not checked
     tree: bool = False  # a folder: everything in it is protected
     container: bool = False  # a `.git` folder: created or replaced as a folder is fine
+    # Compared after every command, even under the sandbox's mounts: a folder above it
+    # (not a `.git`) can be renamed away and made anew (a hooksPath, an included file).
+    checked: bool = False
 
 
 def protected_paths(
@@ -57,26 +63,35 @@ def protected_paths(
     out: list[Protected] = []
     for root in roots:
         out += [Protected(root / ".local-tools", root, True), Protected(root / config_name, root)]
-        out += _git_paths(root / ".git", root)
+        out += git_paths(root / ".git", root)
     if config_file:
         real = Path(os.path.realpath(config_file))
         out.append(Protected(real, real.parent))
     return out
 
 
-def _git_paths(git: Path, root: Path) -> list[Protected]:
+def git_paths(git: Path, root: Path) -> list[Protected]:
+    """What runs code in the `.git` at `git` (a folder, or a `gitdir:` file kept as is)."""
     if os.path.lexists(git) and not (git.is_dir() and not git.is_symlink()):
         return [Protected(git, root)]  # a `gitdir:` file, or a link: kept as it is
     out = [Protected(git, root, container=True)]  # created as a file or link: removed
-    out += [Protected(git / name, root) for name in _GIT_FILES]
-    out += [Protected(git / name, root, True) for name in _GIT_TREES]
-    for sub, names in (("modules", (*_GIT_FILES, *_GIT_TREES)), ("worktrees", _GIT_FILES)):
+    out += git_dir_paths(git, root)
+    for sub, names in (
+        ("modules", (*_GIT_FILES, *_GIT_TREES)),
+        ("worktrees", _WORKTREE_FILES),
+    ):
         with contextlib.suppress(OSError), os.scandir(git / sub) as it:
             for e in it:
                 if e.is_dir(follow_symlinks=False):
                     for name in names:
                         out.append(Protected(Path(e.path) / name, root, name in _GIT_TREES))
     return out
+
+
+def git_dir_paths(gitdir: Path, root: Path) -> list[Protected]:
+    """The files and folders of one git dir that run code or send git elsewhere."""
+    out = [Protected(gitdir / name, root) for name in _GIT_FILES]
+    return out + [Protected(gitdir / name, root, True) for name in _GIT_TREES]
 
 
 # (kind, signature, payload): kind "missing" | "file" | "link" | "dir" | "other";
@@ -142,7 +157,7 @@ class TrustedPaths:
             out[entry.path] = _Tracked(entry, state, anchor)
             if entry.tree and state[0] == "dir":
                 for child in _walk(entry.path):
-                    sub = Protected(child, entry.root)
+                    sub = Protected(child, entry.root, checked=entry.checked)
                     out[child] = _Tracked(sub, self._state(child, budget), anchor)
         # copies of files no longer tracked are dropped
         self._copies = {p: c for p, c in self._copies.items() if p in out}
@@ -192,17 +207,18 @@ class TrustedPaths:
         for path, t in list(candidates.items()):
             if not (t.entry.tree and t.state[0] == "dir"):
                 continue
-            if self._trusted and t.anchor not in replaced_anchors:
+            if self._trusted and not t.entry.checked and t.anchor not in replaced_anchors:
                 continue  # mounted read-only: nothing inside can have changed
             for child in _walk(path):
                 if child not in candidates:
-                    candidates[child] = _Tracked(Protected(child, t.entry.root), _MISSING, t.anchor)
+                    sub = Protected(child, t.entry.root, checked=t.entry.checked)
+                    candidates[child] = _Tracked(sub, _MISSING, t.anchor)
         changes: list[str] = []
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.monotonic_ns() % 1_000_000:06d}"
         for path in sorted(candidates, key=lambda p: len(p.parts)):
             t = candidates[path]
             existed = t.state[0] != "missing"
-            checked = t.anchor in replaced_anchors or path in replaced_anchors
+            checked = t.entry.checked or t.anchor in replaced_anchors or path in replaced_anchors
             # a file with another name (a hard link) can be written through that name
             checked = checked or (t.state[0] == "file" and t.state[1][5] > 1)
             if existed and self._trusted and not checked:
@@ -212,6 +228,8 @@ class TrustedPaths:
                 continue
             if t.entry.container and current[0] == "dir":
                 continue  # a new .git folder: what in it runs code is checked on its own
+            if not existed and _new_worktree_link(path, current):
+                continue  # `git worktree add`: it leads back to this same repository
             change = self._put_back(t, current, stamp)
             if change:
                 changes.append(change)
@@ -233,45 +251,58 @@ class TrustedPaths:
     def _put_back(self, t: _Tracked, current: _State, stamp: str) -> str | None:
         path, before = t.entry.path, t.state
         shown = _shown(path, t.entry.root)
-        if not _parents_are_folders(path, t.entry.root):
+        # Everything below goes through a handle of the parent folder, opened without
+        # following links: a sandboxed process still running cannot swap a folder above
+        # for a link meanwhile and send these writes outside.
+        parent = _open_parent(path, t.entry.root)
+        if parent is None:
             return f"{shown}: not put back (a folder above it is no longer a folder)"
-        if current[0] != "missing":
-            if before[0] == "dir" and current[0] == "dir":
-                with contextlib.suppress(OSError):
-                    os.chmod(path, before[1][0])
-                return f"{shown} (permissions restored)"
-            if not self._remove(path, t.entry.root, stamp):
-                return f"{shown}: could not be removed"
-        kind, _, payload = before
+        name = path.name
         try:
+            if current[0] != "missing":
+                if before[0] == "dir" and current[0] == "dir":
+                    with contextlib.suppress(OSError):
+                        fd = os.open(name, _DIR_OPEN, dir_fd=parent)
+                        try:
+                            os.chmod(fd, before[1][0])
+                        finally:
+                            os.close(fd)
+                    return f"{shown} (permissions restored)"
+                if not self._remove(parent, path, t.entry.root, stamp):
+                    return f"{shown}: could not be removed"
+            kind, _, payload = before
             if kind == "missing":
                 return f"{shown} (created: removed)"
             if t.entry.container:  # the repository is elsewhere now: nothing to run here
                 return f"{shown} (replaced: removed)"
             if kind == "dir":
-                os.mkdir(path, before[1][0])
+                os.mkdir(name, before[1][0], dir_fd=parent)
             elif kind == "link" and isinstance(payload, str):
-                os.symlink(payload, path)
+                os.symlink(payload, name, dir_fd=parent)
             elif kind == "file" and isinstance(payload, bytes):
-                _write(path, payload, stat.S_IMODE(before[1][4]))
+                _write(parent, name, payload, stat.S_IMODE(before[1][4]))
             else:
                 return f"{shown} (changed: moved away, its old content was not kept)"
         except OSError as exc:
             return f"{shown}: could not be restored ({exc.strerror})"
+        finally:
+            os.close(parent)
         return f"{shown} ({'deleted' if current[0] == 'missing' else 'changed'}: restored)"
 
-    def _remove(self, path: Path, root: Path, stamp: str) -> bool:
+    def _remove(self, parent: int, path: Path, root: Path, stamp: str) -> bool:
         """Move `path` (not following it) into the quarantine folder, else delete it."""
         target = self._quarantine / stamp / root.name / path.relative_to(root)
         with contextlib.suppress(OSError):
             _private_dirs(self._quarantine.parent, target.parent)
-            os.rename(path, target)
+            os.rename(path.name, target, src_dir_fd=parent)
+            _private_tree(target)
             return True
         try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
+            st = os.lstat(path.name, dir_fd=parent)
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(path.name, dir_fd=parent)
             else:
-                os.unlink(path)
+                os.unlink(path.name, dir_fd=parent)
         except OSError:
             return False
         return True
@@ -285,9 +316,51 @@ def _private_dirs(base: Path, path: Path) -> None:
             folder.mkdir(mode=0o700)
 
 
+def _new_worktree_link(path: Path, current: _State) -> bool:
+    """A `worktrees/<name>/commondir` that names the `.git` holding it (what `git
+    worktree add` writes), or that worktree's `gitdir` (where its work tree is: git
+    runs nothing from it): created, they send git nowhere else."""
+    if path.parent.parent.name != "worktrees" or current[0] != "file":
+        return False
+    if path.name == "gitdir":
+        return _new_worktree_link(path.parent / "commondir", _plain(path.parent / "commondir"))
+    if path.name != "commondir" or not isinstance(current[2], bytes):
+        return False
+    target = current[2].decode("utf-8", "replace").strip()
+    return bool(target) and os.path.realpath(path.parent / target) == os.path.realpath(
+        path.parent.parent.parent
+    )
+
+
+def _plain(path: Path) -> _State:
+    """A small file's state, read outside any snapshot."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return _MISSING
+    return ("file", (), _read(path)) if stat.S_ISREG(st.st_mode) else ("other", (), None)
+
+
+def _private_tree(path: Path) -> None:
+    """What was moved into the quarantine is private at once, as state is: folders
+    0700, files 0600 (links have no mode of their own)."""
+    for p in [path, *_walk(path)] if path.is_dir() and not path.is_symlink() else [path]:
+        with contextlib.suppress(OSError):
+            st = os.lstat(p)
+            if stat.S_ISDIR(st.st_mode):
+                os.chmod(p, 0o700)
+            elif stat.S_ISREG(st.st_mode):
+                os.chmod(p, 0o600)
+
+
 def _anchor(entry: Protected) -> Path | None:
-    git = entry.root / ".git"
-    return git if git in entry.path.parents else None
+    """The nearest `.git` folder above the path (a nested repository's own)."""
+    for parent in entry.path.parents:
+        if parent == entry.root or entry.root not in parent.parents:
+            return None
+        if parent.name == ".git":
+            return parent
+    return None
 
 
 def _moved(anchor: Path, baseline: dict[Path, _Tracked]) -> bool:
@@ -328,16 +401,32 @@ def _walk(top: Path) -> list[Path]:
     return out[:MAX_TREE_ENTRIES]
 
 
-def _parents_are_folders(path: Path, root: Path) -> bool:
-    for parent in path.parents:
-        if parent == root or root not in parent.parents:
-            return True
+_DIR_OPEN = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)  # fmt: skip
+
+
+def _open_parent(path: Path, root: Path) -> int | None:
+    """A handle of `path`'s folder, each step below `root` opened without following a
+    link (the root itself is the user's); None when one is not a folder."""
+    try:
+        rel = path.parent.relative_to(root)
+    except ValueError:
+        return None
+    try:
+        fd = os.open(root, _DIR_OPEN & ~getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    for part in rel.parts:
         try:
-            if not stat.S_ISDIR(os.lstat(parent).st_mode):
-                return False
+            sub = os.open(part, _DIR_OPEN, dir_fd=fd)
         except OSError:
-            return False
-    return True
+            os.close(fd)
+            return None
+        os.close(fd)
+        fd = sub
+    return fd
 
 
 def _read(path: Path) -> bytes | None:
@@ -353,13 +442,13 @@ def _read(path: Path) -> bytes | None:
     return data if len(data) <= MAX_FILE_BYTES else None
 
 
-def _write(path: Path, data: bytes, mode: int) -> None:
+def _write(parent: int, name: str, data: bytes, mode: int) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, mode)
+    fd = os.open(name, flags, mode, dir_fd=parent)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-    with contextlib.suppress(OSError):
-        os.chmod(path, mode)
+        with contextlib.suppress(OSError):
+            os.chmod(f.fileno(), mode)
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -10,13 +10,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 from local_tools.core.config import CONFIG_ENV, CONFIG_FILENAME
 from local_tools.core.context import ToolContext
+from local_tools.core.state import default_state_dir
 from local_tools.security.hidden_paths import MAX_DIRS, SecretFiles, credential_paths
 from local_tools.security.trusted_paths import Protected, TrustedPaths, protected_paths
+from local_tools.shell.git_reach import git_protected
 
 __all__ = [
     "approved_by_person",
@@ -45,11 +48,15 @@ def protected_for(ctx: ToolContext) -> list[Protected]:
 
     `$LOCAL_TOOLS_CONFIG` is protected too, whether it exists or not: the next start
     would load it in full."""
-    paths = protected_paths(_roots(ctx), ctx.config.source, CONFIG_FILENAME)
+    roots = _roots(ctx)
+    paths = protected_paths(roots, ctx.config.source, CONFIG_FILENAME)
     from_env = os.environ.get(CONFIG_ENV)
     if from_env:
         real = Path(os.path.realpath(os.path.expanduser(from_env)))
         paths += [Protected(real, real.parent)]
+    # Submodules, hooksPath and included config files, from the repository scan.
+    known = {p.path for p in paths}
+    paths += [p for p in git_protected(roots) if p.path not in known]
     return [p for p in paths if not _lifted(ctx, p)]
 
 
@@ -72,13 +79,15 @@ def _broad(rule: str) -> bool:
 
 
 def approved_by_person(ctx: ToolContext, subjects: list[str]) -> bool:
-    """Whether a person approved this command: asked now, an "allow always" answer, or a
-    rule of their config. False when only the built-in read-only rules allowed it."""
+    """Whether a person approved every part of this command: asked now, an "allow
+    always" answer, or a rule of their config. False when the built-in read-only rules
+    allowed any part: `make test; grep -r KEY .` must not show `grep` the `.env` files
+    that `make test` may see."""
     for subject in subjects:
         decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
-        if decision.action != "allow" or not decision.rule.endswith("(default)"):
-            return True
-    return False
+        if decision.action == "allow" and decision.rule.endswith("(default)"):
+            return False
+    return bool(subjects)
 
 
 def secret_files(ctx: ToolContext) -> list[Path]:
@@ -99,10 +108,21 @@ def _finder(ctx: ToolContext) -> SecretFiles:
     return ctx.resource("shell.secret_files", SecretFiles)
 
 
+def _state_dirs() -> list[Path]:
+    """The default state dirs (`$LOCAL_TOOLS_STATE_DIR`'s and the platform's): a Toolbox
+    with a state dir of its own must not read the person's servers' token there."""
+    found = [default_state_dir()]
+    with contextlib.suppress(Exception):  # platformdirs cannot fail here, but never raise
+        import platformdirs
+
+        found.append(Path(platformdirs.user_state_dir("local-tools", appauthor=False)))
+    return found
+
+
 def hidden_paths(ctx: ToolContext, *, secrets: bool) -> tuple[list[Path], list[Path]]:
     """(paths to hide, paths under them to show read-only)."""
     sandbox = ctx.config.sandbox
-    hide = [ctx.state_dir, *credential_paths(sandbox.deny_read, sandbox.allow_read)]
+    hide = [ctx.state_dir, *_state_dirs(), *credential_paths(sandbox.deny_read, sandbox.allow_read)]
     if secrets:
         hide += secret_files(ctx)
     return hide, [ctx.spill_dir]

@@ -73,10 +73,12 @@ class ConfigFiles:
 
     config: Config = field(default_factory=Config)
     problems: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # every file read or named, as joined
 
 
 def read_config(found: ConfigFiles, path: str, depth: int = 0) -> None:
     """Append the entries of the config file at `path` and of the files it includes."""
+    found.files.append(path)  # one not there yet counts: what creates it steers git
     text = read_text(found.problems, path)
     if text is None:
         return

@@ -14,6 +14,7 @@ git and never raises on a bad file: what it could not read or understand goes in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -32,7 +33,7 @@ from local_tools.shell.git_config import (
     read_text,
 )
 
-__all__ = ["RepositoryScan", "scan_repositories"]
+__all__ = ["Repository", "RepositoryScan", "index_names", "scan_repositories"]
 
 MAX_INDEX_BYTES = 1 << 28
 MAX_REPOSITORIES = 64
@@ -40,11 +41,25 @@ _GITLINK_MODE = b"\x00\x00\xe0\x00"  # 0o160000 as the index stores it
 _E0 = re.compile(b"\xe0")
 
 
+@dataclass(frozen=True)
+class Repository:
+    """One repository found: where git reads its config, hooks and objects."""
+
+    gitdir: str  # as joined, not resolved
+    common: str  # the commondir's target, else `gitdir`
+    worktree: str | None  # the folder holding its `.git`; None for a bare-looking dir
+    hooks_path: str | None  # core.hooksPath resolved as git does, when set
+    core_worktree: str | None  # core.worktree resolved, when set
+    hash_size: int = 20  # 32 under extensions.objectFormat = sha256
+    submodule: bool = False  # entered through a gitlink of the one listed before it
+
+
 @dataclass
 class RepositoryScan(ConfigFiles):
     """The config of every repository found, and the (device, inode, work tree) of each."""
 
     seen: set[tuple[int, int, str | None]] = field(default_factory=set)
+    repositories: list[Repository] = field(default_factory=list)
 
 
 def scan_repositories(cwd: Path) -> RepositoryScan:
@@ -102,7 +117,9 @@ def _gitdir_of(scan: RepositoryScan, dotgit: str) -> str | None:
     return os.path.join(os.path.dirname(dotgit), target) if target else None
 
 
-def _scan_repository(scan: RepositoryScan, gitdir: str, worktree: str | None) -> None:
+def _scan_repository(
+    scan: RepositoryScan, gitdir: str, worktree: str | None, *, submodule: bool = False
+) -> None:
     try:
         st = os.stat(gitdir)
     except OSError:
@@ -136,12 +153,26 @@ def _scan_repository(scan: RepositoryScan, gitdir: str, worktree: str | None) ->
     if configured:
         roots.append(os.path.join(gitdir, os.path.expanduser(configured)))
     sha256 = (mine.last("extensions.objectformat") or "").lower() == "sha256"
+    hooks = mine.last("core.hookspath")
+    if hooks:  # relative to where hooks run: the work tree's top (a bare repo's git dir)
+        hooks = os.path.join(roots[-1] if roots else gitdir, os.path.expanduser(hooks))
+    scan.repositories.append(
+        Repository(
+            gitdir,
+            common,
+            worktree,
+            hooks,
+            core_worktree=roots[-1] if configured else None,
+            hash_size=32 if sha256 else 20,
+            submodule=submodule,
+        )
+    )
     for path in _gitlinks(scan, gitdir, 32 if sha256 else 20):
         for root in roots:
             sub = os.path.join(root, path)
             subgit = _gitdir_of(scan, os.path.join(sub, ".git"))
             if subgit is not None:
-                _scan_repository(scan, subgit, sub)
+                _scan_repository(scan, subgit, sub, submodule=True)
 
 
 # -- submodules from the index ----------------------------------------------------------
@@ -179,11 +210,38 @@ def _may_hold_gitlinks(data: bytes) -> bool:
     return False
 
 
+def index_names(scan: RepositoryScan, repo: Repository, needle: str) -> list[str]:
+    """The paths in the repository's index (split index included) that contain
+    `needle`; an index without those bytes anywhere is not parsed."""
+    gitdir = repo.gitdir
+    data = read_bytes(scan.problems, os.path.join(gitdir, "index"), MAX_INDEX_BYTES)
+    if not data or data[:4] != b"DIRC":
+        return []
+    datas = [data]
+    with contextlib.suppress(OSError), os.scandir(gitdir) as entries:
+        shared = [e.path for e in entries if e.name.startswith("sharedindex.")]
+        datas += [read_bytes(scan.problems, path, MAX_INDEX_BYTES) or b"" for path in shared]
+    found: list[str] = []
+    for blob in datas:
+        if blob[:4] == b"DIRC" and needle.encode() in blob:
+            try:
+                found += [n for _, n in _index_entries(blob, repo.hash_size) if needle in n]
+            except (struct.error, ValueError, IndexError):
+                scan.problems.append(f"{gitdir}/index: not understood")
+    return found
+
+
 def _index_gitlinks(data: bytes, hash_size: int) -> list[str]:
+    return [name for mode, name in _index_entries(data, hash_size) if mode == 0o160000]
+
+
+def _index_entries(data: bytes, hash_size: int) -> list[tuple[int, str]]:
+    """(file type bits of the mode, path) of every index entry."""
     version, count = struct.unpack_from(">II", data, 4)
     if version not in (2, 3, 4):
         raise ValueError(version)
-    pos, previous, found = 12, b"", []
+    pos, previous = 12, b""
+    found: list[tuple[int, str]] = []
     for _ in range(count):
         (mode,) = struct.unpack_from(">I", data, pos + 24)
         (flags,) = struct.unpack_from(">H", data, pos + 40 + hash_size)
@@ -198,8 +256,7 @@ def _index_gitlinks(data: bytes, hash_size: int) -> list[str]:
             name = data[name_at:end]
             pos += (name_at - pos + len(name) + 8) & ~7
         previous = name
-        if mode & 0o170000 == 0o160000:
-            found.append(name.decode("utf-8", "surrogateescape"))
+        found.append((mode & 0o170000, name.decode("utf-8", "surrogateescape")))
     return found
 
 

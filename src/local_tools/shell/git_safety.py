@@ -134,10 +134,11 @@ def scrub_git_variables(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def git_guard(cwd: Path) -> tuple[dict[str, str], str | None]:
+def git_guard(cwd: Path, scan: RepositoryScan | None = None) -> tuple[dict[str, str], str | None]:
     """`git_environment(cwd)` and `repository_runs_code(cwd)` from one scan of the
-    repositories (a command that runs git needs both)."""
-    scan = scan_repositories(Path(cwd))
+    repositories (a command that runs git needs both); `scan`: one made from `cwd`."""
+    if scan is None:
+        scan = scan_repositories(Path(cwd))
     return _environment(scan), _residual(scan)
 
 

@@ -17,6 +17,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
 from local_tools.core.state import private_dir
 from local_tools.core.tool import Args, Hints, tool
+from local_tools.security.hidden_paths import MAX_FILES
 from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
 from local_tools.security.seccomp import open_filter
 from local_tools.shell.analysis import analyze, outside_paths
@@ -36,6 +37,8 @@ from local_tools.shell.environment import (
     decode_output,
     shell_argv,
 )
+from local_tools.shell.git_discovery import RepositoryScan, scan_repositories
+from local_tools.shell.git_reach import outside_reach, tracked_secrets
 from local_tools.shell.git_safety import git_guard
 from local_tools.shell.manager import ManagedProcess
 from local_tools.tools._shell import (
@@ -109,6 +112,20 @@ def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
     return subjects
 
 
+def _git_reach(scan: RepositoryScan, roots: list[Path]) -> str | None:
+    """Why git run by a command nobody approved must ask: it would print the committed
+    content of a tracked `.env` (hiding the file does not hide its history), or read a
+    repository outside the roots. None when neither."""
+    outside = outside_reach(scan, roots)
+    if outside is not None:
+        return f"(git reading a repository outside the workspace: {outside})"
+    secrets = tracked_secrets(scan)
+    if secrets:
+        shown = ", ".join(secrets[:3]) + (", ..." if len(secrets) > 3 else "")
+        return f"(git in a repository that tracks secret files: {shown})"
+    return None
+
+
 def _render(output: dict[str, Any]) -> str:
     if output.get("status") == "running":
         text = render_streams(output)
@@ -148,12 +165,26 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     git_env: dict[str, str] = {}
     approved = approved_by_person(ctx, _subjects(args, ctx))
     if "git" in analysis.programs:
-        git_env, risk = git_guard(cwd)
+        scan = scan_repositories(cwd)
+        git_env, risk = git_guard(cwd, scan)
         if risk is not None:
             # Config no environment can override: only a rule for every command allows it.
             subject = f"(git in a repository whose config runs commands: {risk}) {args.command}"
             await ctx.authorize("execute:command", [subject], summary=args.command)
             approved = True
+        if not approved:
+            subject = _git_reach(scan, roots)
+            if subject is not None:
+                await ctx.authorize(
+                    "execute:command", [f"{subject} {args.command}"], summary=args.command
+                )
+                approved = True
+    if not approved and ctx.config.sandbox.mode != "off" and len(secret_files(ctx)) > MAX_FILES:
+        # One mount per file: past this many the command would start slowly, so the
+        # person decides instead (an approved command sees them anyway).
+        subject = f"(a workspace with more than {MAX_FILES} .env files to hide) {args.command}"
+        await ctx.authorize("execute:command", [subject], summary=args.command)
+        approved = True
     manager = process_manager(ctx)
     guard = trusted_paths(ctx)
     # What a background command planted meanwhile is put back before this one starts.
