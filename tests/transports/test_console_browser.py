@@ -197,7 +197,8 @@ def test_allow_always_shows_both_rules_and_stores_the_narrow_one_picked(
     # Only the exact command was stored: the same runs unasked, another still asks.
     ok(tb.run("exec_cmd", {"command": "python3 -c 'print(6 * 7)'"}))
     other = _python(tb, "print(1)")
-    expect(card.locator(".subject")).to_have_text("python3 -c print(1)", timeout=TIMEOUT_MS)
+    # shell-quoted as shown, so two different commands never look alike
+    expect(card.locator(".subject")).to_have_text("python3 -c 'print(1)'", timeout=TIMEOUT_MS)
     card.get_by_role("button", name="Deny").click()
     assert other.join()["error"]["error_code"] == "PERMISSION_DENIED"
 
