@@ -290,51 +290,15 @@ def test_trust_command_confirms_lists_and_revokes(repo: Repo) -> None:
     assert "(no trusted workspaces)" in repo.cli("trust", "--list").stdout
 
 
-def test_the_terminal_offers_trust_on_first_use(repo: Repo) -> None:
-    repo.plant()
-
-    def run(answer: bytes) -> str:
-        master, slave = pty.openpty()
-        env = {**os.environ, STATE_DIR_ENV: str(repo.state)}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "local_tools", "call", "planted", "-w", str(repo.ws)],
-            stdin=slave,
-            stdout=subprocess.PIPE,
-            stderr=slave,
-            env=env,
-        )
-        os.close(slave)
-        seen = b""
-        deadline = time.monotonic() + 60
-        while b"[y/N]" not in seen and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 1)
-            if ready:
-                try:
-                    seen += os.read(master, 4096)
-                except OSError:
-                    break
-        os.write(master, answer)
-        out, _ = proc.communicate(timeout=60)
-        os.close(master)
-        assert b"[y/N]" in seen and b".local-tools/tools/x.py" in seen, seen
-        return out.decode()
-
-    refused = json.loads(run(b"n\n"))
-    assert refused["error"]["error_code"] == "UNKNOWN_TOOL"
-    assert not repo.canary.exists()
-    accepted = json.loads(run(b"y\n"))
-    assert accepted["output"] == {"planted": True}
-    assert repo.canary.exists()
-
-
-def test_files_changed_while_the_person_decides_are_not_trusted(repo: Repo) -> None:
-    """What the person was shown is what gets trusted: a plugin swapped between the
-    listing and the "y" leaves the workspace untrusted (from the re-review of #20)."""
-    plugin = repo.plant()
+def _on_a_terminal(
+    repo: Repo, args: list[str], answer: bytes, meanwhile: Any = None
+) -> tuple[bytes, str, int]:
+    """Run the CLI with a pty for stdin and stderr; at the [y/N] prompt call `meanwhile`,
+    then type `answer`. (what the terminal showed, stdout, exit code)"""
     master, slave = pty.openpty()
     env = {**os.environ, STATE_DIR_ENV: str(repo.state)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "local_tools", "trust", "--workspace", str(repo.ws)],
+        [sys.executable, "-m", "local_tools", *args],
         stdin=slave,
         stdout=subprocess.PIPE,
         stderr=slave,
@@ -351,11 +315,40 @@ def test_files_changed_while_the_person_decides_are_not_trusted(repo: Repo) -> N
             except OSError:
                 break
     assert b"[y/N]" in seen, seen
-    plugin.write_text(plugin.read_text() + "\n# swapped after it was shown\n")
-    os.write(master, b"y\n")
-    proc.communicate(timeout=60)
+    if meanwhile is not None:
+        meanwhile()
+    os.write(master, answer)
+    out, _ = proc.communicate(timeout=60)
     os.close(master)
-    assert proc.returncode != 0
+    return seen, out.decode(), proc.returncode
+
+
+def test_the_terminal_offers_trust_on_first_use(repo: Repo) -> None:
+    repo.plant()
+
+    def run(answer: bytes) -> str:
+        seen, out, _ = _on_a_terminal(repo, ["call", "planted", "-w", str(repo.ws)], answer)
+        assert b".local-tools/tools/x.py" in seen, seen
+        return out
+
+    refused = json.loads(run(b"n\n"))
+    assert refused["error"]["error_code"] == "UNKNOWN_TOOL"
+    assert not repo.canary.exists()
+    accepted = json.loads(run(b"y\n"))
+    assert accepted["output"] == {"planted": True}
+    assert repo.canary.exists()
+
+
+def test_files_changed_while_the_person_decides_are_not_trusted(repo: Repo) -> None:
+    """What the person was shown is what gets trusted: a plugin swapped between the
+    listing and the "y" leaves the workspace untrusted (from the re-review of #20)."""
+    plugin = repo.plant()
+
+    def swap() -> None:
+        plugin.write_text(plugin.read_text() + "\n# swapped after it was shown\n")
+
+    _, _, code = _on_a_terminal(repo, ["trust", "--workspace", str(repo.ws)], b"y\n", swap)
+    assert code != 0
     assert TrustStore(repo.state).get(repo.ws) is None
     assert repo.call("planted")["error"]["error_code"] == "UNKNOWN_TOOL"
     assert not repo.canary.exists()
