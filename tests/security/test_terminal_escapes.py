@@ -65,3 +65,20 @@ def test_a_plugin_naming_a_tool_with_escapes_is_not_loaded(tmp_path: Path) -> No
         assert [f.source for f in tb.registry.failures] == [
             str(ws / ".local-tools" / "tools" / "evil.py")
         ]
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_calling_a_name_with_escapes_is_an_envelope(tmp_path: Path, trusted: bool) -> None:
+    """The name a refused or untrusted plugin declared may be any text: calling it answers
+    UNKNOWN_TOOL, escaped, never a raise (it raised ValueError before)."""
+    ws = tmp_path / "ws"
+    (ws / ".local-tools" / "tools").mkdir(parents=True)
+    (ws / ".local-tools" / "tools" / "evil.py").write_text(
+        "from local_tools import Args, tool\n"
+        "class A(Args):\n    pass\n"
+        f"t = tool({'ok' + ERASE!r}, args=A, description='d')(lambda a, c: {{}})\n"
+    )
+    with Toolbox(ws, state_dir=tmp_path / "state", audit=False, trust=trusted) as tb:
+        envelope = tb.run(f"ok{ERASE}", {})
+    assert envelope["error"]["error_code"] == "UNKNOWN_TOOL"
+    assert "\x1b" not in envelope["error"]["message"]

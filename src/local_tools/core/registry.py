@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from local_tools.core.errors import UnknownTool
-from local_tools.core.tool import Tool
+from local_tools.core.tool import Tool, is_tool_name
 from local_tools.core.trust import Trust, digest, trust_command
 
 __all__ = [
@@ -349,39 +349,38 @@ class _AnyArgs(BaseModel):
 
 def _stand_in(name: str, failure: PluginFailure) -> Tool:
     """What a call to a tool whose file failed to load finds: the reason, as UNKNOWN_TOOL."""
-
-    def refuse(args: Any, ctx: Any) -> None:
-        raise UnknownTool(
-            f"The tool {name!r} is not available: it failed to load ({failure.source}: "
-            f"{failure.error}). The other tools work; this one needs its code fixed first "
-            "(tell the user).",
-            details={"failed_source": failure.source, "error": failure.error},
-        )
-
-    return Tool(
-        name=name,
-        description=f"Failed to load from {failure.source}.",
-        args_model=_AnyArgs,
-        func=refuse,
-        blocking=False,
+    return _refusing(
+        name,
+        f"Failed to load from {failure.source}.",
+        f"The tool {name!r} is not available: it failed to load ({failure.source}: "
+        f"{failure.error}). The other tools work; this one needs its code fixed first "
+        "(tell the user).",
+        {"failed_source": failure.source, "error": failure.error},
     )
 
 
 def _untrusted_stand_in(name: str, plugin: UntrustedPlugin) -> Tool:
     """What a call to a tool of an untrusted workspace's tool file finds: how to trust it."""
+    return _refusing(
+        name,
+        f"Not loaded from {plugin.source}: the workspace is not trusted.",
+        f"The tool {name!r} is not available: it comes from {plugin.source}, and this "
+        "workspace is not trusted, so its own tools are not loaded. Tell the user; after "
+        f"reviewing the file they can trust the workspace with `{plugin.how_to_trust}`.",
+        {"untrusted_source": plugin.source, "how_to_trust": plugin.how_to_trust},
+    )
+
+
+def _refusing(name: str, description: str, message: str, details: dict[str, Any]) -> Tool:
+    """A tool that answers UNKNOWN_TOOL with `message`, under the name a plugin declared
+    when that is a valid one (a file may declare any text; the message quotes it escaped)."""
 
     def refuse(args: Any, ctx: Any) -> None:
-        raise UnknownTool(
-            f"The tool {name!r} is not available: it comes from {plugin.source}, and this "
-            "workspace is not trusted, so its own tools are not loaded. Tell the user; "
-            f"after reviewing the file they can trust the workspace with "
-            f"`{plugin.how_to_trust}`.",
-            details={"untrusted_source": plugin.source, "how_to_trust": plugin.how_to_trust},
-        )
+        raise UnknownTool(message, details=details)
 
     return Tool(
-        name=name,
-        description=f"Not loaded from {plugin.source}: the workspace is not trusted.",
+        name=name if is_tool_name(name) else "unavailable_tool",
+        description=description,
         args_model=_AnyArgs,
         func=refuse,
         blocking=False,

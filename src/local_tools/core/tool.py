@@ -84,6 +84,11 @@ class Hints:
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}")
 
 
+def is_tool_name(name: object) -> bool:
+    """1-64 letters, digits, _ - . (not starting with - or .)."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -108,7 +113,7 @@ class Tool:
 
     def __post_init__(self) -> None:
         for name in (self.name, *self.aliases):
-            if not isinstance(name, str) or not _NAME.fullmatch(name):
+            if not is_tool_name(name):
                 # Names reach terminals (`list`, `log`), prompts and every model API:
                 # letters, digits, _ - . only, as OpenAI's function names allow.
                 raise ValueError(
