@@ -23,8 +23,9 @@ power loss may also lose the last committed ones.
 Each record is also emitted on the stdlib logger ``local_tools.audit`` at INFO, with
 the redacted record in ``extra={"audit": {...}}``, only when that logger is enabled.
 
-The schema and its migrations live in ``audit_schema``, the redaction rules in
-``redact``. Several processes may share the database (WAL journal, busy timeout).
+The schema and its migrations live in ``audit_schema``, the repair of rows SQLite
+rejects in ``audit_rows``, the redaction rules in ``redact``.
+Several processes may share the database (WAL journal, busy timeout).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import sqlite3
 import threading
 import weakref
@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+# _sanitized is looked up here by _insert_each, so tests can patch audit._sanitized.
+from local_tools.core.audit_rows import _ROW_ERRORS, _sanitized, _text
 from local_tools.core.audit_schema import migrate
 from local_tools.core.redact import redact_clipped
 from local_tools.core.state import private_file
@@ -110,65 +112,6 @@ def _row(rec: AuditRecord) -> tuple[Any, ...]:
         rec.workspace,
         rec.transport,
         rec.note,
-    )
-
-
-# Errors that one row's values cause (a str SQLite cannot store, a value of a type it
-# does not take, NULL in a NOT NULL column): the other rows of the batch are still
-# written. Anything else (disk full, locked, no table) fails the whole batch.
-_ROW_ERRORS = (
-    ValueError,  # UnicodeEncodeError: lone surrogates ("bad\udcff.txt" from os.scandir)
-    TypeError,
-    OverflowError,
-    sqlite3.IntegrityError,
-    sqlite3.InterfaceError,
-    sqlite3.ProgrammingError,
-    sqlite3.DataError,
-)
-_SURROGATE = re.compile(r"[\ud800-\udfff]")  # the only code points UTF-8 cannot encode
-
-
-def _text(value: Any) -> str:
-    """``value`` as a str SQLite can store: what UTF-8 cannot encode is escaped."""
-    if not isinstance(value, str):
-        try:
-            value = "" if value is None else str(value)
-        except Exception:
-            value = f"<unprintable {type(value).__name__}>"
-    return value.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _number(value: Any) -> float:
-    try:
-        number = float(value)
-    except Exception:
-        return 0.0
-    return number if number == number else 0.0  # NaN would be stored as NULL
-
-
-def _escape_in_json(m: re.Match[str]) -> str:
-    return f"\\\\u{ord(m.group()):04x}"  # JSON for a backslash, then "udcff"
-
-
-def _sanitized(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``row`` made storable; only used after inserting it as it is failed."""
-    ts, call_id, user_id, tool, args, outcome, error_code, duration_ms, *rest = row
-    workspace, transport, note = rest
-    return (
-        _number(ts),
-        _text(call_id),
-        _text(user_id),
-        _text(tool),
-        # Surrogates are only ever inside JSON strings: writing them as "\\udcff"
-        # escapes the backslash, so the value reads back as the text "\udcff", the
-        # way the other columns store it (not as the surrogate, which cannot be printed).
-        _text(_SURROGATE.sub(_escape_in_json, args) if isinstance(args, str) else args),
-        _text(outcome),
-        None if error_code is None else _text(error_code),
-        _number(duration_ms),
-        _text(workspace),
-        _text(transport),
-        None if note is None else _text(note),
     )
 
 
