@@ -54,3 +54,29 @@ def test_a_list_of_files_read_from_a_file_asks(tb: Toolbox, tmp_path: Path, comm
     envelope = tb.run("exec_cmd", {"command": command})
     assert envelope["error"]["error_code"] == "PERMISSION_DENIED", envelope
     assert "OUTSIDE-CANARY" not in str(envelope)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "file -f list",
+        "file --files-from list",
+        "sha256sum -c sums",
+        "cat sums | sha256sum -c",
+        "md5sum --check sums",
+        "jq -n 'import \"../outside\" as $x; $x'",
+        "jq -n 'include \"../lib\"; 1'",
+        "jq -L .. -n 1",
+    ],
+)
+def test_programs_reading_paths_named_in_data_ask(
+    tb: Toolbox, tmp_path: Path, command: str
+) -> None:
+    """From the last re-review: these read files outside the workspace by names in a file
+    or a filter, unasked."""
+    (tmp_path / "outside.json").write_text('{"secret": "OUTSIDE-JSON-CANARY"}')
+    (tb.workspace / "list").write_text(str(tmp_path / "outside.json") + "\n")
+    (tb.workspace / "sums").write_text(f"0  {tmp_path / 'outside.json'}\n")
+    envelope = tb.run("exec_cmd", {"command": command})
+    assert envelope["error"]["error_code"] == "PERMISSION_DENIED", envelope
+    assert "OUTSIDE-JSON-CANARY" not in str(envelope)

@@ -81,8 +81,9 @@ def _walk(items: Any, unbounded: list[int], state: Any) -> str | None:
             _low, high, body = arg
             if high == _sre_constants.MAXREPEAT or high > _MAX_BOUNDED:
                 unbounded[0] += 1
-                if _varies(body) and not _anchored(body, state):
-                    return "repeats a group that itself repeats or has alternatives"
+            # Bounded too: `((a|aa){0,10}){0,10}` multiplies its bounds into the paths tried.
+            if high > 1 and _varies(body) and not _anchored(body, state):
+                return "repeats a group that itself repeats or has alternatives"
             why = _walk(body, unbounded, state)
         elif op == _sre_constants.SUBPATTERN:
             why = _walk(arg[-1], unbounded, state)
@@ -114,16 +115,17 @@ def _anchored(body: Any, state: Any) -> bool:
 
 
 def _top(items: Any) -> Any:
-    """`items` with groups opened (not repeats): the body's own sequence."""
+    """`items` with groups opened (not repeats): the body's own sequence. A group with
+    its own flags (`(?i:a)`) stays whole: its characters match more than they say."""
     for op, arg in items:
-        if op == _sre_constants.SUBPATTERN:
+        if op == _sre_constants.SUBPATTERN and not (arg[1] or arg[2]):
             yield from _top(arg[-1])
         else:
             yield (op, arg)
 
 
 def _cannot_match(item: Any, char: str, state: Any) -> bool:
-    if item[0] in (_sre_constants.ANY, _sre_constants.BRANCH):
+    if item[0] in (_sre_constants.ANY, _sre_constants.BRANCH, _sre_constants.SUBPATTERN):
         return False
     single = _sre_parse.SubPattern(state, [item])
     return _compiler.compile(single, 0).fullmatch(char) is None
@@ -134,10 +136,10 @@ def _flat(items: Any) -> Any:
     for op, arg in items:
         if op in _REPEATS or op == _POSSESSIVE:
             yield from _flat(arg[2])
-        elif op == _sre_constants.SUBPATTERN:
+        elif op == _sre_constants.SUBPATTERN and not (arg[1] or arg[2]):
             yield from _flat(arg[-1])
-        elif op == _sre_constants.BRANCH:
-            yield (op, arg)
+        elif op in (_sre_constants.BRANCH, _sre_constants.SUBPATTERN):
+            yield (op, arg)  # alternatives, or a group with flags: may match anything
         elif op in (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT, _sre_constants.AT):
             continue
         else:

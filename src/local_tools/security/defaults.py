@@ -90,6 +90,16 @@ DEFAULT_PERMISSIONS: dict[str, dict[str, Action]] = {
         **_flag("wc", "--f"),
         **_flag("du", "--f"),
         **_flag("find", "-files0-from"),
+        **_flag("file", "-f", "--files-from"),  # the names to look at, from a file
+        # -c: check the files a sums file names (says whether an outside file exists
+        # and what it holds)
+        **_flag("md5sum", "-c", "--c"),
+        **_flag("sha1sum", "-c", "--c"),
+        **_flag("sha256sum", "-c", "--c"),
+        # jq loads modules and data by path (`import "../x" as $x`), and filters from files
+        "jq *import*": "ask",
+        "jq *include*": "ask",
+        **_flag("jq", "-L", "-f", "--from-file"),
         **_flag("tree", "-o", "-R"),  # -o writes a file; -R writes 00Tree.html per dir
         # (a writing letter inside a cluster, `sort -rnuo`, is split off by the parser)
         # -v/-R evaluate a subscript in the name (`test -v 'a[$(cmd)]'` runs cmd)
