@@ -140,8 +140,7 @@ def test_rule_matching_without_the_regex_gives_the_same_answers() -> None:
     """Long subjects are matched rule by rule in linear time: the same answers."""
     import random
 
-    from local_tools.security.patterns import compile_pattern
-    from local_tools.security.policy import _wildcard_match
+    from local_tools.security.patterns import _wildcard_match, compile_pattern
 
     rng = random.Random(27)
     for _ in range(3000):
@@ -182,7 +181,16 @@ def test_the_closest_block_hint_of_a_failed_edit_returns(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    "pattern", ["^(a|aa)+$", "^(.|..)+\\u0000$", "^(a+)+$", "^(\\\\w+\\\\s?)*!$", "a*a*a*a*b"]
+    "pattern",
+    [
+        "^(a|aa)+$",
+        "^(.|..)+\\u0000$",
+        "^(a+)+$",
+        "^(\\\\w+\\\\s?)*!$",
+        "a*a*a*a*b",
+        "^((?i:a)A*)*$",
+        "^((a|aa){0,10}){0,10}$",
+    ],
 )
 def test_a_schema_pattern_that_could_backtrack_is_refused(tmp_path: Path, pattern: str) -> None:
     """check_data_format ran the model's JSON Schema `pattern` with `re` (n=40: minutes)."""

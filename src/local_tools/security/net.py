@@ -43,9 +43,14 @@ from local_tools.core.errors import (
     ToolError,
     ToolTimeout,
 )
-from local_tools.core.redact import is_secret_header
 from local_tools.security.bounded_decode import decoder
 from local_tools.security.ip_ranges import IPAddress, blocked_reason, this_machine
+from local_tools.security.redirects import (
+    REDIRECT_STATUSES,
+    headers_for_another_site,
+    origin,
+    redirect_target,
+)
 from local_tools.security.urls import host_key, parse_url, rule_host, url_host
 
 __all__ = [
@@ -63,15 +68,7 @@ __all__ = [
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _BLOCKED_NAMES = ("localhost", "localhost.", "localhost.localdomain")
-_KEPT_ACROSS_SITES = frozenset(
-    {
-        "accept", "accept-encoding", "accept-language", "cache-control", "content-language",
-        "content-type", "if-match", "if-modified-since", "if-none-match", "if-range",
-        "if-unmodified-since", "pragma", "range", "user-agent",
-    }
-)  # fmt: skip
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # (host, port) -> addresses, in the order to try them.
@@ -399,14 +396,14 @@ async def _exchange(
                 ) from None
             try:
                 location = response.headers.get("location")
-                if response.status_code in _REDIRECTS and location:
+                if response.status_code in REDIRECT_STATUSES and location:
                     if len(redirects) >= max_redirects:
                         raise NetworkError(
                             f"Too many redirects (more than {max_redirects}), last from "
                             f"{url} to {location}.",
                             details={"cause": "redirects", "redirects": redirects},
                         )
-                    next_url = _redirect_target(url, location)
+                    next_url = redirect_target(url, location)
                     # Read the (small) redirect body, so the connection can be reused.
                     await _read_capped(response, 64 * 1024, url, timeout)
                     redirects.append(str(next_url))
@@ -419,15 +416,8 @@ async def _exchange(
                             for k, v in headers.items()
                             if k.lower() not in ("content-type", "content-length")
                         }
-                    if _origin(next_url) != _origin(url):
-                        # Another site gets only headers that describe the request,
-                        # never one that may be a credential (X-JFrog-Art-Api, Cookie,
-                        # X-Api-Key, ...): an allow-list, since credential names vary.
-                        headers = {
-                            k: v
-                            for k, v in headers.items()
-                            if k.lower() in _KEPT_ACROSS_SITES and not is_secret_header(k)
-                        }
+                    if origin(next_url) != origin(url):
+                        headers = headers_for_another_site(headers)
                     url = next_url
                     continue
                 body, truncated = await _read_capped(response, max_bytes, url, timeout)
@@ -443,28 +433,6 @@ async def _exchange(
                 )
             finally:
                 await response.aclose()
-
-
-def _redirect_target(url: httpx.URL, location: str) -> httpx.URL:
-    try:
-        target = url.join(location)
-        target.host  # noqa: B018 (decodes an xn-- label: may fail)
-    except (httpx.InvalidURL, ValueError) as exc:
-        raise NetworkError(f"{url} redirected to an invalid URL {location!r} ({exc}).") from None
-    if target.scheme not in ("http", "https"):
-        raise NetworkError(
-            f"{url} redirected to {location!r}; only http and https redirects are followed.",
-            details={"cause": "redirects"},
-        )
-    if target.port is not None and not 0 < target.port <= 65535:
-        raise NetworkError(f"{url} redirected to {location!r}, whose port is not 1-65535.")
-    if url.fragment and not target.fragment:
-        target = target.copy_with(fragment=url.fragment)
-    return target
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    return url.scheme, url.host.lower(), url.port
 
 
 async def _read_capped(

@@ -31,7 +31,14 @@ from local_tools.core.errors import PermissionDenied
 from local_tools.interact.base import Asker, NoPersonAvailable, PermissionRequest
 from local_tools.security.approvals import ApprovalStore
 from local_tools.security.defaults import DEFAULT_PERMISSIONS, PROTECTED_PERMISSIONS
-from local_tools.security.patterns import compile_pattern, exact_only, suggest_pattern
+from local_tools.security.patterns import (
+    _bounded,
+    _Hit,
+    _Literal,
+    _pattern_regex,
+    exact_only,
+    suggest_pattern,
+)
 
 __all__ = ["Decision", "Policy", "check_permission"]
 
@@ -51,21 +58,6 @@ class Decision:
     permission: str
     subject: str | None
     rule: str
-
-
-# --- approved subjects -----------------------------------------------------------
-
-
-class _Literal(str):
-    """A subject approved verbatim: its `*` and `?` are plain characters."""
-
-    __slots__ = ()
-
-
-def _pattern_regex(pattern: str) -> str:
-    if isinstance(pattern, _Literal):
-        return re.escape(pattern)
-    return compile_pattern(pattern).pattern
 
 
 # --- rule descriptions -----------------------------------------------------------
@@ -350,63 +342,6 @@ class Policy:
 
 def _identity(text: str) -> str:
     return text
-
-
-# --- matching in bounded time ---------------------------------------------------------
-# The rules' one regex backtracks: `git *clean* -*f*` against a long command that does
-# not match costs about n**3 steps, under the interpreter lock (7 KB froze the process
-# for 5 s). Short subjects with few-star rules keep the C-speed regex; anything else is
-# matched rule by rule in O(len(rule) * len(subject)).
-_REGEX_MAX_SUBJECT = 256
-_REGEX_MAX_STARS = 4
-
-
-@dataclass(frozen=True, slots=True)
-class _Hit:
-    lastindex: int  # as re.Match has it: the group (rule) that matched
-
-
-def _bounded(
-    regex: Callable[[str], re.Match[str] | None], patterns: Sequence[str]
-) -> Callable[[str], re.Match[str] | _Hit | None]:
-    few_stars = all(isinstance(p, _Literal) or p.count("*") <= _REGEX_MAX_STARS for p in patterns)
-
-    def fullmatch(subject: str) -> re.Match[str] | _Hit | None:
-        if few_stars and len(subject) <= _REGEX_MAX_SUBJECT:
-            return regex(subject)
-        for group, pattern in enumerate(patterns, 1):
-            if isinstance(pattern, _Literal):
-                if subject == pattern:
-                    return _Hit(group)
-            elif _wildcard_match(pattern, subject):
-                return _Hit(group)
-        return None
-
-    return fullmatch
-
-
-def _wildcard_match(pattern: str, subject: str) -> bool:
-    """The pattern language (`*` any text, `?` one character, a trailing ` *` optional)
-    without backtracking past the last `*`: O(len(pattern) * len(subject))."""
-    if pattern.endswith(" *") and _wildcard_match(pattern[:-2], subject):
-        return True
-    p = t = 0
-    star, mark = -1, 0
-    while t < len(subject):
-        if p < len(pattern) and pattern[p] == "*":
-            star, mark = p, t
-            p += 1
-        elif p < len(pattern) and (pattern[p] == "?" or pattern[p] == subject[t]):
-            p += 1
-            t += 1
-        elif star >= 0:
-            mark += 1
-            p, t = star + 1, mark
-        else:
-            return False
-    while p < len(pattern) and pattern[p] == "*":
-        p += 1
-    return p == len(pattern)
 
 
 def _path_key(path: str) -> str:

@@ -7,32 +7,32 @@ wrappers whose inner command is what runs are peeled (sudo, env, timeout, xargs,
 Whatever cannot be known before run time sets `error`, so the caller asks.
 
 This module walks the syntax tree; what a word or redirection says is in
-`command_words`, and which command a wrapper runs is in `command_wrappers`.
-tree-sitter-bash quirks handled (here or in `command_words`): here-document bodies are
-scanned by hand (its `$(...)` detection there is unreliable and it never finds
-backquotes); words after a redirection target (`echo > f hi`) are arguments, not
-targets; a redirection after a pipeline applies to its last command only; adjacent
-nodes with no space between them (`$"x"`) are one word. Where it splits the text
-elsewhere than bash does (`\\r`, `\\v`, `\\f`; see `command_separators`), the command
-is not understood.
+`command_words`, which command a wrapper runs in `command_wrappers`, the parser and
+tree helpers in `bash_syntax`, a command's text for the rules and whether it is exact
+in `command_text`. tree-sitter-bash quirks handled (here or in those modules):
+here-document bodies are scanned by hand in `heredoc` (its `$(...)` detection there is
+unreliable and it never finds backquotes); words after a redirection target
+(`echo > f hi`) are arguments, not targets; a redirection after a pipeline applies
+to its last command only; adjacent nodes with no space between them (`$"x"`) are one
+word. Where it splits the text elsewhere than bash does (`\\r`, `\\v`, `\\f`; see
+`command_separators`), the command is not understood.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from local_tools.shell.bash_syntax import bash_parser, descendants, list_items, syntax_error
 from local_tools.shell.command_separators import dropped_dash, separator_mismatch
+from local_tools.shell.command_text import NOT_FILE_OPS, brief, clusters_shown, inexact
 from local_tools.shell.command_words import (
     GLOB,
     Redirect,
     Word,
     arithmetic_evaluates,
-    body_evaluates,
-    body_substitutions,
     expansion_evaluates,
     may_name_dotenv,
     node_redirects,
@@ -46,14 +46,13 @@ from local_tools.shell.command_words import (
     writes_stdout,
 )
 from local_tools.shell.command_wrappers import (
-    PLAIN_OPTIONS,
     SHELLS,
     WRAPPERS,
     find_commands,
     peel,
     shell_script,
-    split_clusters,
 )
+from local_tools.shell.heredoc import UNSURE_END, body_evaluates, body_substitutions
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -119,21 +118,6 @@ _MISREAD = "not read as bash reads it: "
 
 # --- the parser ---------------------------------------------------------------------
 
-_local = threading.local()  # Parser objects are not thread-safe: one per thread
-_language: list[Any] = []
-
-
-def _parser() -> Any:
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        if not _language:
-            _language.append(tree_sitter.Language(tree_sitter_bash.language()))
-        parser = _local.parser = tree_sitter.Parser(_language[0])
-    return parser
-
 
 def _analyse(source: str, depth: int, level: int, io: _Io) -> tuple[list[SimpleCommand], list[str]]:
     if "\0" in source:
@@ -141,10 +125,10 @@ def _analyse(source: str, depth: int, level: int, io: _Io) -> tuple[list[SimpleC
     data = source.encode("utf-8", "surrogatepass")
     if len(data) > MAX_SOURCE:
         return [], [f"the command is longer than {MAX_SOURCE} bytes"]
-    root = _parser().parse(data).root_node
+    root = bash_parser().parse(data).root_node
     walker = _Walker(data, depth, level)
     if root.has_error:
-        walker.errors.append(_syntax_error(root, data))
+        walker.errors.append(syntax_error(root, data))
     else:
         mismatch = separator_mismatch(root, data)
         if mismatch is not None:
@@ -153,26 +137,8 @@ def _analyse(source: str, depth: int, level: int, io: _Io) -> tuple[list[SimpleC
     return walker.commands, walker.errors
 
 
-def _syntax_error(root: Node, data: bytes) -> str:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        line = node.start_point[0] + 1
-        if node.is_missing:
-            return f"syntax error: missing {node.type!r} (line {line})"
-        if node.type == "ERROR":
-            near = data[node.start_byte : node.end_byte][:40].decode("utf-8", "replace")
-            return f"syntax error near {near!r} (line {line})"
-        stack.extend(reversed([c for c in node.children if c.has_error or c.is_missing]))
-    return "syntax error"
-
-
 class _TooDeep(Exception):
     """Nesting past _MAX_LEVEL: the whole analysis is abandoned."""
-
-
-def _brief(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # --- the walk -----------------------------------------------------------------------
@@ -215,7 +181,7 @@ class _Walker:
         elif kind == "pipeline":
             self._pipeline(node, io, level)
         elif kind == "list":
-            for item in _list_items(node):
+            for item in list_items(node):
                 self.walk(item, io, level + 1)
         elif kind in ("command_substitution", "process_substitution"):
             inner = _Io(stdin=self.src(node).startswith(">("), stdout=True)
@@ -250,7 +216,7 @@ class _Walker:
         if kind == "expansion":
             return expansion_evaluates(self.src(node))
         if kind == "test_command":
-            ops = {self.src(c) for c in _descendants(node) if c.type == "test_operator"}
+            ops = {self.src(c) for c in descendants(node) if c.type == "test_operator"}
             # -v/-R evaluate a subscript in the name; [[ ]] compares numbers as arithmetic
             numeric = self.src(node).startswith("[[") and ops & _ARITH_TESTS
             if ops & {"-v", "-R"} or numeric:
@@ -320,7 +286,7 @@ class _Walker:
             self.errors.append("a command substitution in a here-document is not closed")
             return
         for inner in found:
-            if _UNSURE_END.search(inner):
+            if UNSURE_END.search(inner):
                 # Where bash ends this `$(` is not sure to be where the bracket count
                 # ended it: a comment runs to the line's end past a `)`, a `case`
                 # pattern has an unmatched `)`, a nested here-document holds any text.
@@ -403,7 +369,7 @@ class _Walker:
         while True:
             head = words[0]
             if not head.static or GLOB.search(head.text):
-                why = f"the program {_brief(head.text)!r} is only known at run time"
+                why = f"the program {brief(head.text)!r} is only known at run time"
                 self._emit(words, env, io, wrappers, why)
                 return
             name = program_name(head.text)
@@ -473,7 +439,7 @@ class _Walker:
         program = program_name(head.text) if head.static else head.text
         args = [shown(w) for w in words[1:]]
         if head.static and all(w.static for w in words[1:]):
-            args = _clusters_shown(program, words[1:])
+            args = clusters_shown(program, words[1:])
         subject = [shown(Word(program, True)) if head.static else head.text, *args]
         reds = io.redirects
         # a redirection is not in the subject, so `cat < .env` is checked here too
@@ -482,7 +448,7 @@ class _Walker:
             or any(may_name_dotenv(r.target, literal=True) for r in reds if r.static)
         ):
             error = "a pattern may name a .env file"
-        files = [r for r in reds if r.op.lstrip("0123456789&") not in _NOT_FILE_OPS]
+        files = [r for r in reds if r.op.lstrip("0123456789&") not in NOT_FILE_OPS]
         unknown = [w.text for w in words[1:] if not w.static and not w.pipe]
         unknown += [r.target for r in files if not r.static]
         self._append(
@@ -497,7 +463,7 @@ class _Walker:
                 redirects=reds,
                 stdin_redirected=io.stdin or any(map(reads_stdin, reds)),
                 stdout_redirected=io.stdout or any(map(writes_stdout, reds)),
-                inexact=_inexact(program, words, files, wrappers),
+                inexact=inexact(program, words, files, wrappers),
                 unknown=tuple(dict.fromkeys(unknown)),
             )
         )
@@ -508,73 +474,9 @@ class _Walker:
         self.commands.append(command)
 
 
-def _clusters_shown(program: str, words: Sequence[Word]) -> list[str]:
-    """The words as shown, each writing option letter of a cluster its own word
-    (`sort -uo F` shows `sort -u -o F`), patterns still marked as patterns."""
-    out: list[str] = []
-    for i, w in enumerate(words):
-        if w.text == "--":
-            return out + [shown(v) for v in words[i:]]
-        out += [shown(Word(a, True, w.glob)) for a in split_clusters(program, [w.text])]
-    return out
-
-
-# Redirections whose target is not a file name: here-documents and here-strings
-_NOT_FILE_OPS = frozenset({"<<", "<<-", "<<<"})
-
-
-def _inexact(
-    program: str, words: Sequence[Word], files: Sequence[Redirect], wrappers: tuple[str, ...]
-) -> str | None:
-    """Why rules matched against this command's text would not see what the program gets.
-
-    The rules read the text before bash expands it: `find . $x touch PWN \\;` with
-    x=-exec, `sort {-o,PWN} a.txt` and `git log *` beside a file named `--output=F` all
-    look read-only. A pattern is fine where it cannot become an option: it does not
-    start with one (`src/*.py`), or the program has no option that writes or runs
-    (`ls *.py`, see PLAIN_OPTIONS). A process substitution is a /dev/fd path: fine.
-    """
-    for w in words[1:]:
-        if not w.static and not w.pipe:
-            return f"the word {_brief(w.text)!r} is only known at run time"
-        if w.glob and w.text.startswith("-"):
-            return f"the option pattern {_brief(w.text)!r} is expanded at run time"
-        if w.lead_glob and program not in PLAIN_OPTIONS:
-            return f"the pattern {_brief(w.text)!r} may match a file named like an option"
-    for r in files:
-        if not r.static:
-            return f"the redirection target {_brief(r.target)!r} is only known at run time"
-    if "xargs" in wrappers and program not in PLAIN_OPTIONS:
-        return f"xargs gives {program} words only known at run time"
-    return None
-
-
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_UNSURE_END = re.compile(r"#|\bcase\b|<<")
 # In an assignment: a command's output, or a subscript, that bash may evaluate later
 _DEFERRED = re.compile(r"\$\(|`|\[")
-
-
-def _descendants(node: Node) -> list[Node]:
-    found: list[Node] = []
-    stack = list(node.children)
-    while stack:
-        n = stack.pop()
-        found.append(n)
-        stack.extend(n.children)
-    return found
-
-
-def _list_items(node: Node) -> list[Node]:
-    """The statements of an `a && b || c` chain; tree-sitter nests it to the left."""
-    items: list[Node] = []
-    while node.type == "list" and node.named_children:
-        kids = node.named_children
-        items.extend(reversed(kids[1:]))
-        node = kids[0]
-    items.append(node)
-    items.reverse()
-    return items
 
 
 def _adopt(c: SimpleCommand, env: list[str], wrappers: tuple[str, ...]) -> SimpleCommand:

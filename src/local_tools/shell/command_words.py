@@ -4,7 +4,7 @@
 piece of it says: a tree-sitter word or redirection node as the text bash would pass
 (quotes removed and escapes decoded when that is known before run time, else the
 source text), a program path as the name the policy matches, whether an assignment
-changes what runs, and which commands an unquoted here-document body substitutes.
+changes what runs, and which commands an unquoted here-document body substitutes (`heredoc`).
 It is separate because these are questions about text, not about shell structure:
 they need no parser state beyond the source bytes, and the wrapper peeling uses the
 same `Word`. It imports nothing from `command_parse`, so there is no import cycle.
@@ -28,8 +28,6 @@ __all__ = [
     "Redirect",
     "Word",
     "arithmetic_evaluates",
-    "body_evaluates",
-    "body_substitutions",
     "changes_program",
     "expansion_evaluates",
     "may_name_dotenv",
@@ -365,17 +363,6 @@ def arithmetic_evaluates(text: str) -> bool:
     return False
 
 
-def body_evaluates(body: str) -> str | None:
-    """`expansion_evaluates` for an unquoted here-document body, plus its arithmetic."""
-    if "$((" in body or "$[" in body:
-        return "arithmetic in a here-document is evaluated at run time"
-    for m in re.finditer(r"\$\{", body):
-        why = expansion_evaluates(body[m.start() :])
-        if why is not None:
-            return why
-    return None
-
-
 # --- .env secrets named by a pattern -----------------------------------------------------
 # `cat .env` asks by rule, but bash expands `.en?`, `*.env` or `.{env,x}` to the same
 # file; without looking at the file system, a pattern that could name one asks too.
@@ -475,64 +462,3 @@ def node_redirects(data: bytes, node: Node, out: list[Redirect], extra: list[Nod
                 node_redirects(data, child, out, extra)
             elif node.field_name_for_child(i) == "argument":
                 extra.append(child)  # `cat <<EOF x`: x is an argument
-
-
-# --- here-document bodies -----------------------------------------------------------
-# Scanned by hand: tree-sitter-bash's `$(...)` detection in a body is unreliable and it
-# never finds backquotes there.
-
-
-def _closing_paren(text: str, i: int) -> int | None:
-    """Index of the `)` closing a `$(` whose body starts at i (quotes and nesting skipped)."""
-    depth, quote = 1, ""
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            if c == quote:
-                quote = ""
-            elif quote == '"' and text.startswith("$(", i):
-                end = _closing_paren(text, i + 2)
-                if end is None:
-                    return None
-                i = end
-        elif c in "'\"":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
-
-
-def body_substitutions(body: str) -> list[str] | None:
-    """The `$(...)` and backquoted commands of an unquoted here-document body."""
-    found: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\":
-            i += 2
-        elif body[i] == "`":
-            end = body.find("`", i + 1)
-            while end > 0 and body[end - 1] == "\\":
-                end = body.find("`", end + 1)
-            if end < 0:
-                return None
-            found.append(re.sub(r"\\([$`\\])", r"\1", body[i + 1 : end]))
-            i = end + 1
-        elif body.startswith("$((", i):
-            i += 3  # arithmetic: substitutions inside it are found as we go
-        elif body.startswith("$(", i):
-            end = _closing_paren(body, i + 2)
-            if end is None:
-                return None
-            found.append(body[i + 2 : end])
-            i = end + 1
-        else:
-            i += 1
-    return found
