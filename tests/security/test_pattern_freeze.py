@@ -148,6 +148,9 @@ def test_rule_matching_without_the_regex_gives_the_same_answers() -> None:
         subject = "".join(rng.choice("ab \n") for _ in range(rng.randint(0, 10)))
         expected = compile_pattern(pattern).fullmatch(subject) is not None
         assert _wildcard_match(pattern, subject) is expected, (pattern, subject)
+    for pattern, subject in [("- * *", "-"), ("a * *", "a "), ("a * *", "a")]:
+        expected = compile_pattern(pattern).fullmatch(subject) is not None
+        assert _wildcard_match(pattern, subject) is expected, (pattern, subject)
 
 
 @pytest.mark.parametrize("engine", ["rg", "python"])

@@ -95,8 +95,13 @@ def _bounded(
 def _wildcard_match(pattern: str, subject: str) -> bool:
     """The pattern language (`*` any text, `?` one character, a trailing ` *` optional)
     without backtracking past the last `*`: O(len(pattern) * len(subject))."""
-    if pattern.endswith(" *") and _wildcard_match(pattern[:-2], subject):
+    # Only one trailing " *" is optional, as compile_pattern has it (`- * *` needs "- ").
+    if pattern.endswith(" *") and _wildcards_match(pattern[:-2], subject):
         return True
+    return _wildcards_match(pattern, subject)
+
+
+def _wildcards_match(pattern: str, subject: str) -> bool:
     p = t = 0
     star, mark = -1, 0
     while t < len(subject):
