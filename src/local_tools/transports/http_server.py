@@ -27,7 +27,7 @@ and words the prompt. Does not import the MCP SDK.
 While it runs, the server's port is recorded in the state dir (`core/servers.py`): the
 web tools and the browser of every local-tools process of that state dir refuse to
 connect to it, so a model cannot open its own console and approve itself. The state
-dir is made private (0700, files 0600) at start.
+dir is made private (0700, files 0600) at start (`serving/startup.py`, as for MCP).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -51,10 +50,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
-from local_tools.core.servers import register_server, unregister_server
-from local_tools.core.state import tighten_state_dir
 from local_tools.search.file_index import FileIndex
 from local_tools.security.server_token import TokenSource, token_ok
+from local_tools.serving.startup import BACKLOG, bind_socket, start_server
 from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
 from local_tools.transports.http_guard import (
@@ -90,7 +88,6 @@ TRANSPORT = "http"
 MAX_QUERY = 200  # characters of a /files query
 FILES_LIMIT = 50
 LOOPBACK_DISPLAY = "127.0.0.1"
-BACKLOG = 2048  # the extension may fetch only http://127.0.0.1:*/*
 
 
 @dataclass
@@ -333,27 +330,6 @@ def build_app(state: ServerState) -> Guard:
     )
 
 
-def bind_socket(host: str, port: int, *, listen: bool = True) -> socket.socket:
-    """A TCP socket bound to `host`:`port` (0: any free port), listening unless told
-    not to yet (`sock.listen(BACKLOG)` then), for uvicorn."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP spelled out: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose
-    # proto says TCP, and accepted sockets copy it; with 0, every answer written in two
-    # parts (headers, body) waits ~40 ms for the client's delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        if sys.platform != "win32":
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        if listen:
-            sock.listen(BACKLOG)
-    except BaseException:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return sock
-
-
 def serve(
     workspace: str | Path | None = None,
     config: str | Path | None = None,
@@ -371,16 +347,8 @@ def serve(
     out = out or sys.stdout
     bind_host = "127.0.0.1" if host == "localhost" else host
     tb = Toolbox(workspace, config, state_dir=state_dir)
-    try:
-        tighten_state_dir(tb.state_dir)
-        tokens = TokenSource(tb.state_dir)
-        # Listening only once the port is recorded: no connection gets in before the
-        # web tools know to refuse it.
-        sock = bind_socket(bind_host, port, listen=False)
-    except BaseException:
-        tb.close()
-        raise
-    state = ServerState(tb, tokens, bind_host, sock.getsockname()[1])
+    start = start_server(tb.state_dir, "http", bind_host, port, on_failure=tb.close)
+    state = ServerState(tb, start.tokens, bind_host, start.port)
     uv_config = uvicorn.Config(
         build_app(state),
         log_level="warning",
@@ -402,15 +370,7 @@ def serve(
     _stderr_logging()
     for failure in tb.registry.failures:  # the other tools still serve
         log.error("custom tools not loaded from %s: %s", failure.source, failure.error)
-    # Recorded before the URL is printed: from then on no tool of this state dir
-    # connects to the port. Removed when the server stops.
-    try:
-        record = register_server(tb.state_dir, "http", bind_host, state.port)
-        sock.listen(BACKLOG)
-    except BaseException:
-        sock.close()
-        tb.close()
-        raise
+    start.listen()  # recorded before the URL is printed; removed when the server stops
     try:
         print(
             f"local-tools serve http: workspace {tb.workspace}\n"
@@ -424,10 +384,9 @@ def serve(
             log.warning(
                 "bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host
             )
-        _Server(uv_config).run(sockets=[sock])
+        _Server(uv_config).run(sockets=[start.sock])
     finally:
-        sock.close()
-        unregister_server(record)
+        start.stop()
 
 
 def _stderr_logging() -> None:

@@ -36,23 +36,16 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from local_tools.core.config import ConfigError
 from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
-from local_tools.core.registry import DuplicateToolError, PluginError
-from local_tools.core.servers import register_server, unregister_server
-from local_tools.core.state import default_state_dir, tighten_state_dir
+from local_tools.core.state import default_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
 from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
-from local_tools.security.server_token import (
-    TOKEN_VARIABLE,
-    TokenSource,
-    bearer_ok,
-    ensure_token,
-    token_path,
-)
+from local_tools.security.server_token import bearer_ok
+from local_tools.serving.startup import start_server, token_hint
+from local_tools.serving.workspaces import WorkspaceToolboxes
 from local_tools.toolbox import Toolbox
 from local_tools.transports.schemas import BINARY_SUFFIX, to_mcp
 
@@ -77,17 +70,18 @@ class LocalToolsMcp:
         state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._fixed = Path(workspace).resolve() if workspace is not None else None
-        self._config = config
         self._state_dir = state_dir
         # Per client session (None: stdio, or HTTP on 2026-07-28, which has no sessions).
         self._roots: dict[str | None, Path | None] = {}
         self._last_seen: dict[str, float] = {}
-        self._toolboxes: dict[Path, Toolbox] = {}
-        self._errors: dict[Path, str] = {}
+        self._toolboxes = WorkspaceToolboxes(
+            config, state_dir, fixed=self._fixed is not None, log=log
+        )
         self._announced: Path | None = None
         self.elicit = RoundTripElicit()
         if self._fixed is not None:
-            self._load(self._fixed)  # a broken config is logged at start, not at the first call
+            # A broken config is logged at start, not at the first call.
+            self._toolboxes.load(self._fixed)
 
     def server(self) -> Server[Any]:
         from local_tools import __version__
@@ -112,16 +106,14 @@ class LocalToolsMcp:
         return Path(self._state_dir) if self._state_dir is not None else default_state_dir()
 
     def close(self) -> None:
-        for tb in self._toolboxes.values():
-            tb.close()
-        self._toolboxes.clear()
+        self._toolboxes.close()
 
     def end_session(self, session_id: str) -> None:
         """An HTTP session ended (DELETE, or idle past the SDK's timeout): drop its state
         and end the commands it left running. May block briefly: call it off the loop."""
         self._roots.pop(session_id, None)
         self._last_seen.pop(session_id, None)
-        for tb in list(self._toolboxes.values()):
+        for tb in self._toolboxes:
             tb.end_session(USER_ID, session_id)
 
     def _seen(self, session_id: str | None) -> list[str]:
@@ -136,7 +128,7 @@ class LocalToolsMcp:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        tb = self._load(await self._workspace(ctx))
+        tb = self._toolboxes.load(await self._workspace(ctx))
         tools = tb.registry.enabled() if tb is not None else _builtin_tools()
         return types.ListToolsResult(tools=[mcp_tool(t) for t in tools if t.name != "invalid"])
 
@@ -147,10 +139,11 @@ class LocalToolsMcp:
         for idle in self._seen(session_id):
             await anyio.to_thread.run_sync(self.end_session, idle)
         workspace = await self._workspace(ctx)
-        tb = self._load(workspace)
+        tb = self._toolboxes.load(workspace)
         if tb is None:
             # No call could run; the message names the file and the key to fix.
-            return _error_result(ErrorCode.EXECUTION_ERROR.value, self._errors[workspace])
+            message = self._toolboxes.error(workspace)
+            return _error_result(ErrorCode.EXECUTION_ERROR.value, message)
         args = params.arguments or {}
         state = self.elicit.start(params) if _modern(ctx) else None
         try:
@@ -202,33 +195,6 @@ class LocalToolsMcp:
             how = "the client's roots" if from_roots else "the current directory"
             log.warning("workspace: %s (from %s)", chosen, how)
         return chosen
-
-    def _load(self, workspace: Path) -> Toolbox | None:
-        """The workspace's Toolbox, or None when its config is broken (the error is kept)."""
-        if workspace in self._toolboxes:
-            return self._toolboxes[workspace]
-        if workspace in self._errors:
-            return None
-        try:
-            tb = Toolbox(workspace, self._config, state_dir=self._state_dir)
-        except (ConfigError, DuplicateToolError, PluginError) as exc:
-            # The server keeps running so every call can tell the person what is wrong.
-            self._errors[workspace] = str(exc)
-            log.error("local-tools: %s", exc)
-            return None
-        self._toolboxes[workspace] = tb
-        for failure in tb.registry.failures:  # the other tools still serve
-            log.error(
-                "local-tools: custom tools not loaded from %s: %s", failure.source, failure.error
-            )
-        # A folder from the client's roots: what it left out because it is not trusted
-        # (for --workspace the CLI said so before the server started).
-        notice = tb.trust_notice() if self._fixed is None else None
-        if notice:
-            log.warning("local-tools: %s", notice)
-        if self._fixed is not None:
-            log.warning("workspace: %s (from --workspace)", tb.workspace)
-        return tb
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
@@ -325,8 +291,6 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from local_tools.transports.http_server import BACKLOG, bind_socket  # deferred, as uvicorn
-
     _stderr_logging()
     # Always on, whatever the bind address: a page in a browser must not reach the
     # tools through DNS rebinding (CVE-2025-66414's class).
@@ -336,49 +300,17 @@ async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     starlette = app.server().streamable_http_app(transport_security=security, host=host)
-    state_dir = app.state_dir
-    tighten_state_dir(state_dir)
-    token, made_now = ensure_token(state_dir)
-    tokens = TokenSource(state_dir)
-    guarded = _require_bearer(_ending_sessions(starlette, app), tokens.current)
+    start = start_server(app.state_dir, "mcp", host, port, on_failure=app.close)
+    guarded = _require_bearer(_ending_sessions(starlette, app), start.tokens.current)
     config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
+    start.listen()
     try:
-        sock = bind_socket(host, port, listen=False)  # listening once recorded
-    except BaseException:
-        app.close()
-        raise
-    bound = sock.getsockname()[1]
-    try:
-        record = register_server(state_dir, "mcp", host, bound)
-        sock.listen(BACKLOG)
-    except BaseException:
-        sock.close()
-        app.close()
-        raise
-    try:
-        log.warning("local-tools MCP server on http://%s:%d/mcp", host, bound)
-        log.warning("%s", _token_hint(state_dir, token, made_now))
-        await uvicorn.Server(config).serve(sockets=[sock])
+        log.warning("local-tools MCP server on http://%s:%d/mcp", host, start.port)
+        log.warning("%s", token_hint(start.state_dir, start.token, start.made_now))
+        await uvicorn.Server(config).serve(sockets=[start.sock])
     finally:
-        sock.close()
-        unregister_server(record)
+        start.stop()
         app.close()
-
-
-def _token_hint(state_dir: Path, token: str, made_now: bool) -> str:
-    """What the log says about the token: the token itself only when it was made just
-    now (the person configures the client once); after that, where it is."""
-    if os.environ.get(TOKEN_VARIABLE):
-        return f"send Authorization: Bearer <the token in ${TOKEN_VARIABLE}>"
-    if made_now:
-        return (
-            f"send Authorization: Bearer {token} (a new token, saved in "
-            f"{token_path(state_dir)}; later starts show only the file)"
-        )
-    return (
-        f"send Authorization: Bearer <the token in {token_path(state_dir)}> "
-        "(`local-tools token --rotate` replaces it)"
-    )
 
 
 def _ending_sessions(asgi: Any, app: LocalToolsMcp) -> Any:
