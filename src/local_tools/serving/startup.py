@@ -10,9 +10,12 @@ the record.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +28,14 @@ from local_tools.security.server_token import (
     token_path,
 )
 
-__all__ = ["BACKLOG", "ServerStart", "bind_socket", "start_server", "token_hint"]
+__all__ = [
+    "BACKLOG",
+    "ServerStart",
+    "bind_socket",
+    "held_stop_signals",
+    "start_server",
+    "token_hint",
+]
 
 BACKLOG = 2048  # the extension may fetch only http://127.0.0.1:*/*
 
@@ -118,3 +128,22 @@ def token_hint(state_dir: Path, token: str, made_now: bool) -> str:
         f"send Authorization: Bearer <the token in {token_path(state_dir)}> "
         "(`local-tools token --rotate` replaces it)"
     )
+
+
+@contextmanager
+def held_stop_signals() -> Iterator[list[int]]:
+    """Ctrl-C or SIGTERM between the URL's printing and the server's own handlers is
+    recorded (the list yielded), not raised: a KeyboardInterrupt inside `asyncio.run`'s
+    loop construction prints a traceback from a half-built loop. The server replays
+    what was recorded once its handlers are in place."""
+    held: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield held
+        return
+    stops = (signal.SIGINT, signal.SIGTERM)
+    before = {sig: signal.signal(sig, lambda sig, _frame: held.append(sig)) for sig in stops}
+    try:
+        yield held
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

@@ -52,7 +52,7 @@ from starlette.routing import Route
 
 from local_tools.search.file_index import FileIndex
 from local_tools.security.server_token import TokenSource, token_ok
-from local_tools.serving.startup import BACKLOG, bind_socket, start_server
+from local_tools.serving.startup import BACKLOG, bind_socket, held_stop_signals, start_server
 from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
 from local_tools.transports.http_guard import (
@@ -367,24 +367,30 @@ def serve(
             close_console(tb)
             super().handle_exit(sig, frame)
 
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            for sig in held:  # arrived before uvicorn's handlers: stop now
+                self.handle_exit(sig, None)
+
     _stderr_logging()
     for failure in tb.registry.failures:  # the other tools still serve
         log.error("custom tools not loaded from %s: %s", failure.source, failure.error)
     start.listen()  # recorded before the URL is printed; removed when the server stops
     try:
-        print(
-            f"local-tools serve http: workspace {tb.workspace}\n"
-            f"openlink URL (paste it into the openlink extension's popup):\n"
-            f"  {state.auth_url}\n"
-            "Open the same URL in a browser for the web console. Ctrl-C stops the server.",
-            file=out,
-            flush=True,
-        )
-        if _display_host(bind_host) != LOOPBACK_DISPLAY:
-            log.warning(
-                "bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host
+        with held_stop_signals() as held:
+            print(
+                f"local-tools serve http: workspace {tb.workspace}\n"
+                f"openlink URL (paste it into the openlink extension's popup):\n"
+                f"  {state.auth_url}\n"
+                "Open the same URL in a browser for the web console. Ctrl-C stops the server.",
+                file=out,
+                flush=True,
             )
-        _Server(uv_config).run(sockets=[start.sock])
+            if _display_host(bind_host) != LOOPBACK_DISPLAY:
+                log.warning(
+                    "bound to %s, not loopback: the openlink extension only calls 127.0.0.1", host
+                )
+            _Server(uv_config).run(sockets=[start.sock])
     finally:
         start.stop()
 
