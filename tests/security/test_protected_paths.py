@@ -177,3 +177,24 @@ def test_config_root_decides_the_jail(make_toolbox: Any, tmp_path: Path) -> None
     env = tb.run("read_file", {"path": "../creds.txt"})
     err(env, "PERMISSION_DENIED")
     assert "SECRET" not in str(env)
+
+
+@pytest.mark.parametrize("rule", ["deny", {"*": "deny"}, {"*": "allow", "*.example": "deny"}])
+def test_protection_never_widens_a_deny(make_toolbox: Any, workspace: Path, rule: Any) -> None:
+    # The protected list's own exceptions (`*.env.example` = allow) followed a broad
+    # deny and let the file be read.
+    (workspace / "a.env.example").write_text("TOKEN=from-the-example\n")
+    tb = make_toolbox({"permissions": {"read:file": rule}})
+    denied = tb.run("read_file", {"path": "a.env.example"})
+    assert "denied by the rule" in err(denied, "PERMISSION_DENIED")
+    assert "from-the-example" not in str(denied)
+
+
+def test_denied_writes_stay_denied_on_protected_paths(make_toolbox: Any, workspace: Path) -> None:
+    tb = make_toolbox({"permissions": {"write:file": "deny"}})
+    msg = err(
+        tb.run("write_file", {"path": ".local-tools/tools/x.py", "content": "x"}),
+        "PERMISSION_DENIED",
+    )
+    assert 'is denied by the rule [permissions] "write:file" = "deny"' in msg
+    assert not (workspace / ".local-tools").exists()

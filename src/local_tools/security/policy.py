@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from local_tools.core.config import CONFIG_FILENAME, Config
 from local_tools.core.errors import PermissionDenied
@@ -310,14 +310,14 @@ class Policy:
             if isinstance(spec, str):
                 text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
                 rules.append(("*", spec, text))
-                rules.extend(protected)
+                rules.extend(_capped(protected, "*", spec, text))
             elif spec is not None:
                 for pattern, action in spec.items():
                     entry = _table({pattern: action})
                     text = f"{_section(uid)} {_q(permission)} = {entry} ({origin})"
                     rules.append((norm(pattern), action, text))
                     if pattern.startswith("*"):
-                        rules.extend(protected)
+                        rules.extend(_capped(protected, norm(pattern), action, text))
         where = self.approvals.path or "memory"
         for approval in self.approvals.for_user(user_id):
             if approval.permission != permission:
@@ -338,6 +338,24 @@ class Policy:
             else:
                 rules.append((_Literal(norm(approval.subject)), "allow", text))
         return rules
+
+
+_STRICTNESS: dict[str, int] = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def _capped(
+    protected: list[tuple[str, Action, str]], broad: str, action: str, broad_text: str
+) -> list[tuple[str, Action, str]]:
+    """The protected rules as they follow a broad rule: protection only narrows, so
+    where the broad rule covers a protected pattern its stricter action stays (after
+    `"read:file" = "deny"`, the `*.env.example` exception must not allow reads)."""
+    covers = re.compile(_pattern_regex(broad), re.DOTALL).fullmatch
+    capped: list[tuple[str, Action, str]] = []
+    for pattern, own, text in protected:
+        if _STRICTNESS[action] < _STRICTNESS[own] and covers(pattern):
+            own, text = cast(Action, action), broad_text
+        capped.append((pattern, own, text))
+    return capped
 
 
 def _identity(text: str) -> str:
