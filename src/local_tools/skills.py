@@ -2,8 +2,15 @@
 
 A skill is a folder ``<name>/SKILL.md`` — front matter (``name``, ``description``)
 between ``---`` lines, then the instructions — plus any files the instructions refer
-to. Skills are found in the folders openlink and Claude use, in this order, the same
-name (case-insensitive) in a later folder replacing an earlier one, as openlink does:
+to. openlink's flat form, a single file ``<name>.md`` in a skills folder, is a skill
+too: its front matter is optional; without it the name is the file's stem and the
+description its first non-empty line. (A ``README.md`` there is the folder's own
+documentation, not a skill.) In one skills folder, ``<name>/SKILL.md`` wins over
+``<name>.md`` of the same name, whichever is listed first.
+
+Skills are found in the folders openlink and Claude use, in this order, the same
+name (case-insensitive) in a later folder replacing an earlier one (whatever its
+form), as openlink does:
 
 1. the workspace's ``.skills``, ``.openlink/skills``, ``.agent/skills``,
    ``.claude/skills``, ``.local-tools/skills``;
@@ -77,6 +84,7 @@ class Skill:
     skill_file: Path
     skills_dir: Path  # the skills folder it was found in
     scope: Scope
+    flat: bool = False  # a `<name>.md` file: `folder` is its skills folder, no files of its own
 
     @property
     def key(self) -> str:
@@ -127,6 +135,8 @@ class SkillSet:
         """The skill's other files, relative to its folder (at most MAX_FILES), and
         whether more were left out. Dotfiles and dot-folders are skipped; symlinked
         folders are listed, not entered."""
+        if skill.flat:  # the files beside it are other skills, not its own
+            return [], False
         reader = self._readers.get(skill.scope) or _HomeReader()
         found: list[str] = []
         queue: list[tuple[Path, str, int]] = [(skill.folder, "", 0)]
@@ -237,23 +247,37 @@ def _load_dir(result: SkillSet, reader: _Reader, scope: Scope, skills_dir: Path)
     except ToolError as exc:  # a skills folder linking out of the workspace, unreadable...
         result.errors.append(SkillError(skills_dir.name, skills_dir, exc.message, scope))
         return False
-    candidates = [name for name, _ in entries if not name.startswith(".")]
+    candidates = [(name, is_dir) for name, is_dir in entries if not name.startswith(".")]
     if len(candidates) > MAX_SKILLS_PER_DIR:
         message = f"more than {MAX_SKILLS_PER_DIR} entries; only the first were loaded"
         result.errors.append(SkillError(skills_dir.name, skills_dir, message, scope))
-    for name in candidates[:MAX_SKILLS_PER_DIR]:
-        folder = skills_dir / name
+    candidates = candidates[:MAX_SKILLS_PER_DIR]
+    # Flat files first, folders after (a stable sort keeps the listing's order within
+    # each): in one skills folder `<name>/SKILL.md` replaces `<name>.md`.
+    flat = {n for n, is_dir in candidates if not is_dir and _is_flat_skill(n)}
+    for name, _ in sorted(candidates, key=lambda entry: entry[0] not in flat):
+        path = skills_dir / name
         try:
-            skill = _load_skill(reader, scope, skills_dir, folder)
+            if name in flat:
+                skill = _load_flat_skill(reader, scope, skills_dir, path)
+            else:
+                skill = _load_skill(reader, scope, skills_dir, path)
         except _NotASkill:
             continue
         except (ToolError, ValueError) as exc:
             message = exc.message if isinstance(exc, ToolError) else str(exc)
-            path = exc.path if isinstance(exc, _SkillFileError) else folder
-            result.errors.append(SkillError(name, path, message, scope))
+            where = exc.path if isinstance(exc, _SkillFileError) else path
+            label = Path(name).stem if name in flat else name
+            result.errors.append(SkillError(label, where, message, scope))
             continue
         result.skills[skill.key] = skill  # a later folder replaces an earlier one
     return True
+
+
+def _is_flat_skill(file_name: str) -> bool:
+    """`<name>.md` (any case), but not the skills folder's README."""
+    stem, _, suffix = file_name.rpartition(".")
+    return bool(stem) and suffix.casefold() == "md" and stem.casefold() != "readme"
 
 
 class _NotASkill(Exception):
@@ -276,6 +300,26 @@ def _load_skill(reader: _Reader, scope: Scope, skills_dir: Path, folder: Path) -
         raise _NotASkill
     file_name = SKILL_FILE if SKILL_FILE in names else names[0]
     skill_file = folder / file_name
+    name, description, body = _read_skill_file(reader, skill_file, folder.name, flat=False)
+    return Skill(name, description, body, folder, skill_file, skills_dir, scope)
+
+
+def _load_flat_skill(reader: _Reader, scope: Scope, skills_dir: Path, skill_file: Path) -> Skill:
+    """openlink's `<name>.md`: the skill's folder is the skills folder it lies in."""
+    stem = skill_file.name.rpartition(".")[0]
+    name, description, body = _read_skill_file(reader, skill_file, stem, flat=True)
+    return Skill(name, description, body, skills_dir, skill_file, skills_dir, scope, flat=True)
+
+
+def _read_skill_file(
+    reader: _Reader, skill_file: Path, default_name: str, *, flat: bool
+) -> tuple[str, str, str]:
+    """(name, description, instructions) of a skill file; _SkillFileError saying why not.
+
+    A flat file without a description takes its first non-empty line (a heading's
+    text without the `#`s): openlink's files have no front matter.
+    """
+    file_name = skill_file.name
     data = reader.read(skill_file, MAX_SKILL_BYTES + 1)
     if len(data) > MAX_SKILL_BYTES:
         raise _SkillFileError(
@@ -298,13 +342,16 @@ def _load_skill(reader: _Reader, scope: Scope, skills_dir: Path, folder: Path) -
         if value is None:
             raise _SkillFileError(f"the front matter's {key} must be text", skill_file)
     try:
-        name = check_name(name or folder.name)
+        name = check_name(name or default_name)
     except ValueError as exc:
         raise _SkillFileError(f"bad name: {exc}", skill_file) from None
+    if flat and not description:
+        first = next((line for line in body.splitlines() if line.strip()), "")
+        description = first.strip().lstrip("#").strip()
     description = " ".join((description or "").split())
     if len(description) > MAX_DESCRIPTION_CHARS:
         description = description[: MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
-    return Skill(name, description, body, folder, skill_file, skills_dir, scope)
+    return name, description, body
 
 
 # --------------------------------------------------------------------------- readers

@@ -151,6 +151,38 @@ def test_the_real_run_does_exactly_what_the_dry_run_said(make_toolbox: Any, proj
     assert again["counts"]["overwrite"] == 0
 
 
+def test_the_targets_config_toml_is_never_deleted_nor_overwritten(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    build, site = workspace / "build", workspace / "site"
+    # Even with .toml on the whitelist, the source's config.toml does not replace the
+    # target's; the target's is kept though the source has none at the top. Only the
+    # top-level one is protected: a deeper config.toml is an ordinary file.
+    write(build, {"index.html": "<p>new</p>", "config.toml": "from the workspace\n"})
+    write(
+        site,
+        {
+            "index.html": "<p>old</p>",
+            "config.toml": "[server]\nport = 8080\n",
+            "docs/config.toml": "old docs example\n",
+        },
+    )
+    config = {"permissions": {"deploy": "allow"}, "deploy": {"extensions": [".html", ".toml"]}}
+    tb = make_toolbox(config)
+    args = {"source": "build", "target": "site"}
+    plan = ok(tb.run("copy_workspace_to_project", args))
+    assert {e["path"]: e["reason"] for e in plan["skipped"]} == {
+        "config.toml": "protected in the target"
+    }
+    assert "config.toml" in plan["protected"]
+    assert [e["path"] for e in plan["deletes"]] == ["docs/config.toml"]
+    assert [e["path"] for e in plan["copies"]] == ["index.html"]
+    ok(tb.run("copy_workspace_to_project", {**args, "dry_run": False}))
+    assert (site / "config.toml").read_text() == "[server]\nport = 8080\n"
+    assert (site / "index.html").read_text() == "<p>new</p>"
+    assert not (site / "docs" / "config.toml").exists()
+
+
 def test_modes_are_kept(make_toolbox: Any, project: Any) -> None:
     build, site = project
     (build / "js" / "app.js").chmod(0o640)

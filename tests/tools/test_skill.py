@@ -127,6 +127,96 @@ def test_skill_file_name_any_case_and_no_front_matter(workspace: Path, home: Pat
     )
 
 
+# -- openlink's flat skills: <name>.md ------------------------------------------------
+
+
+def test_flat_skill_without_front_matter(workspace: Path, home: Path) -> None:
+    base = workspace / ".skills"
+    base.mkdir()
+    (base / "code-review.md").write_text("\n# Review the diff\n\nRead it twice.\n")
+    skill = discover(workspace).get("code-review")
+    assert skill is not None and skill.flat
+    assert (skill.name, skill.description) == ("code-review", "Review the diff")
+    assert skill.instructions == "# Review the diff\n\nRead it twice."
+    assert skill.skill_file == base / "code-review.md" and skill.folder == base
+    assert list_skills(workspace) == [{"name": "code-review", "description": "Review the diff"}]
+
+
+def test_flat_skill_with_front_matter_in_every_skills_folder(workspace: Path, home: Path) -> None:
+    (workspace / ".claude/skills").mkdir(parents=True)
+    (workspace / ".claude/skills/pdf.md").write_text(
+        "---\nname: PDF-Tools\ndescription: Fill PDF forms.\n---\nUse pypdf.\n"
+    )
+    (home / ".config/local-tools/skills").mkdir(parents=True)
+    (home / ".config/local-tools/skills/notes.MD").write_text("Keep notes short.\n")
+    found = discover(workspace)
+    assert {s.name: (s.description, s.scope) for s in found} == {
+        "PDF-Tools": ("Fill PDF forms.", "workspace"),
+        "notes": ("Keep notes short.", "config"),
+    }
+    pdf = found.get("pdf-tools")
+    assert pdf is not None and pdf.instructions == "Use pypdf."
+
+
+def test_folder_form_wins_over_flat_form_in_one_folder(workspace: Path, home: Path) -> None:
+    base = workspace / ".skills"
+    write_skill(base, "deploy", "deploy", "The folder form.")
+    (base / "deploy.md").write_text("The flat form.\n")  # listed after `deploy`
+    write_skill(base, "b-folder", "alpha", "Folder named alpha.")
+    (base / "alpha.md").write_text("Flat alpha.\n")  # listed before `b-folder`
+    found = discover(workspace)
+    assert {s.name: s.description for s in found} == {
+        "deploy": "The folder form.",
+        "alpha": "Folder named alpha.",
+    }
+    # A later skills folder still replaces an earlier one, whatever the form.
+    (home / ".claude/skills").mkdir(parents=True)
+    (home / ".claude/skills/deploy.md").write_text("Home flat deploy.\n")
+    deploy = discover(workspace).get("deploy")
+    assert deploy is not None and deploy.description == "Home flat deploy." and deploy.flat
+
+
+def test_flat_skill_loads_through_the_tool_without_files(
+    tb: Toolbox, workspace: Path, home: Path
+) -> None:
+    base = workspace / ".skills"
+    base.mkdir()
+    (base / "release.md").write_text("Tag, then push.\n")
+    (base / "other.md").write_text("Another skill.\n")
+    (base / "README.md").write_text("About these skills.\n")  # not a skill
+    listed = ok(tb.run("skill", {}))
+    assert [s["name"] for s in listed["skills"]] == ["other", "release"]
+    out = ok(tb.run("skill", {"skill": "release"}))
+    assert out["content"] == "Tag, then push." and out["description"] == "Tag, then push."
+    assert out["skill_file"] == str(base / "release.md") and out["files"] == []
+
+
+def test_a_broken_flat_skill_is_reported_by_its_name(workspace: Path, home: Path) -> None:
+    base = workspace / ".skills"
+    base.mkdir()
+    (base / "latin1.md").write_bytes(b"caf\xe9\n")
+    (base / "fine.md").write_text("Fine.\n")
+    found = discover(workspace)
+    assert [s.name for s in found] == ["fine"]
+    assert [(e.name, e.path) for e in found.errors] == [("latin1", base / "latin1.md")]
+    assert "not UTF-8" in found.errors[0].message
+
+
+@pytest.mark.skipif(not POSIX, reason="symlinks")
+def test_workspace_flat_skill_linking_out_is_refused(
+    workspace: Path, tmp_path: Path, home: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("secret\n")
+    base = workspace / ".skills"
+    base.mkdir()
+    (base / "thief.md").symlink_to(secret)
+    found = discover(workspace)
+    assert len(found) == 0
+    assert [e.name for e in found.errors] == ["thief"]
+    assert "outside the workspace" in found.errors[0].message
+
+
 # -- front matter ---------------------------------------------------------------------
 
 

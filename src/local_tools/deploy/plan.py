@@ -4,8 +4,9 @@ Two phases, as the seed has them: files in the target the source no longer has a
 deleted (never a protected path), then files whose extension is on the whitelist are
 copied (new, or overwriting a different file; identical ones are left alone). Source
 maps and files off the whitelist are reported, not copied. Protected paths are never
-deleted nor overwritten: `.git` and `.local-tools` folders at any depth, README.md and
-local-tools.toml at the top, and the configured globs. A symlink is copied as a link
+deleted nor overwritten: `.git` and `.local-tools` folders at any depth, README.md,
+local-tools.toml and config.toml (the seed's own protected config file) at the top,
+and the configured globs. A symlink is copied as a link
 only when it provably stays inside the target; other symlinks and special files are
 reported. Everything is read through directory descriptors (see `tree`).
 """
@@ -25,7 +26,8 @@ from local_tools.security.dirfd import Dir
 __all__ = ["FIXED_PROTECTED", "Entry", "Plan", "Protection", "link_stays_inside", "make_plan"]
 
 # Never deleted or overwritten in the target, whatever the config says.
-FIXED_PROTECTED = ("README.md", "local-tools.toml")  # at the top of the target
+# config.toml: the project's config in the seed's deploy, which never deletes it either.
+FIXED_PROTECTED = ("README.md", "local-tools.toml", "config.toml")  # at the top of the target
 PROTECTED_NAMES = (".git", ".local-tools")  # folders protected wherever they are
 
 
