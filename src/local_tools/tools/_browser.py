@@ -47,7 +47,7 @@ class TimeoutArgs(Args):
         DEFAULT_TIMEOUT,
         gt=0,
         le=MAX_TIMEOUT,
-        description=f"Seconds this call may take (default {DEFAULT_TIMEOUT:g}, max 120).",
+        description="Seconds this call may take.",
     )
 
 

@@ -50,7 +50,7 @@ REVIEW_TOOL_TIMEOUT = 3600.0 + 60.0  # the runner's backstop; [review] timeout d
 class FileReviewArgs(Args):
     path: str = Field(description="The text file to review, inside the workspace.")
     prompt: str = Field(
-        "", max_length=4000, description="What to tell the person: what to check, what it is."
+        "", max_length=4000, description="What to tell the user: what it is, what to check."
     )
 
 
@@ -64,7 +64,7 @@ class ContentReviewArgs(Args):
         min_length=1, max_length=200, description='What the draft is, e.g. "PRD: search page".'
     )
     prompt: str = Field(
-        "", max_length=4000, description="What to tell the person: what to check, what it is."
+        "", max_length=4000, description="What to tell the user: what it is, what to check."
     )
 
     @field_validator("title")

@@ -30,8 +30,8 @@ class AddComponentArgs(ItemArgs):
 )
 def add_component(args: AddComponentArgs, ctx: ToolContext) -> dict[str, Any]:
     """Add a component (a module, service or part of the system) to the design, with the
-    features it provides. Returns its id, COMP-001, ... (never reused).
-    get_design_document shows components with their features."""
+    features it provides; returns its id (COMP-001, ..., never reused).
+    """
     item = create(
         open_store(ctx), "component", title=args.title, description=args.description,
         priority=args.priority, links={"provides": args.provides}, user_id=ctx.user_id,

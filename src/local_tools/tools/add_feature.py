@@ -29,9 +29,12 @@ class AddFeatureArgs(ItemArgs):
     output=ItemOutput,
 )
 def add_feature(args: AddFeatureArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Add a feature to the design, covering requirements (covers=["REQ-001"]). Returns
-    its id, FEAT-001, ... (never reused). Status starts at planned; change it with
-    update_feature_status. An unknown requirement id is NOT_FOUND and nothing is saved."""
+    """Add a feature to the design, covering requirements; returns its id (FEAT-001, ...,
+    never reused).
+
+    Status starts at planned; update_feature_status changes it. An unknown requirement
+    id is NOT_FOUND and nothing is saved.
+    """
     item = create(
         open_store(ctx), "feature", title=args.title, description=args.description,
         priority=args.priority, links={"covers": args.covers}, user_id=ctx.user_id,

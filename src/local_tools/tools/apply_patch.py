@@ -47,10 +47,7 @@ from local_tools.tools._common import authorize_read, file_subjects, similar_pat
 
 
 class ApplyPatchArgs(Args):
-    patch: str = Field(
-        description="The whole patch, from '*** Begin Patch' to '*** End Patch' "
-        "(V4A format, see the tool description)."
-    )
+    patch: str = Field(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")
 
 
 DESCRIPTION = """Add, update, rename and delete files with one patch, all or nothing.
@@ -68,15 +65,12 @@ The patch format (V4A):
 *** Delete File: src/old.py
 *** End Patch
 
-Each hunk starts with '@@', optionally followed by a line from above the change (its
-def or class). Hunk lines start with ' ' (about 3 lines of context), '-' (removed) or
-'+' (added); they must match exactly one place, in file order (whitespace differences
-are tolerated). '*** End of File' anchors a hunk at the end; '*** Move to:' renames.
-
-If anything fails nothing changes: CONFLICT when a hunk matches several places (add
-context), NOT_FOUND with the closest lines. Line endings and BOM are kept. Deleting or
-renaming needs delete permission (asks by default). Output: each file's action and a
-unified diff."""
+A hunk starts with '@@', optionally followed by a line above the change (its def or
+class). Hunk lines start with ' ' (about 3 lines of context), '-' or '+'; each hunk
+must match one place, in file order (whitespace differences tolerated). '*** End of
+File' anchors a hunk at the end. On failure nothing changes: CONFLICT when a hunk
+matches several places (add context), NOT_FOUND with the closest lines. Deleting or
+renaming needs delete permission. Returns each file's action and a diff."""
 
 
 # ----------------------------------------------------------------------------- plan

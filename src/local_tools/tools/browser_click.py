@@ -28,10 +28,11 @@ class BrowserClickArgs(_browser.ElementArgs):
         return self
 
 
-DESCRIPTION = """Click an element: `ref` from browser_snapshot (best), a CSS `selector`,
-or a point `x`, `y`. Waits for the element to be visible and enabled first (up to
-`timeout`). Returns the page's URL and title afterwards, so a click that navigated
-shows it; take a browser_snapshot to see what changed."""
+DESCRIPTION = """Click an element (`ref` from browser_snapshot, or a CSS `selector`) or a point `x`,
+`y`; returns the page's URL and title afterwards.
+
+Waits for the element to be visible and enabled first. Take a browser_snapshot to
+see what changed."""
 
 
 @_browser.page_tool("browser_click", description=DESCRIPTION, args=BrowserClickArgs)

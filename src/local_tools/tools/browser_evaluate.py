@@ -20,8 +20,7 @@ MAX_RESULT_CHARS = 50_000
 
 class BrowserEvaluateArgs(_browser.TimeoutArgs):
     script: str = Field(
-        description="A JavaScript expression, or a function such as "
-        "`() => document.title`; an async function is awaited.",
+        description="A JavaScript expression, or a function such as `() => document.title`.",
         min_length=1,
         max_length=100_000,
     )
@@ -31,10 +30,10 @@ class BrowserEvaluateOutput(_browser.PageOutput):
     result: str = Field(description="The value, as JSON (undefined becomes null).")
 
 
-DESCRIPTION = """Run JavaScript in the browser page and return its value as JSON. The
-script runs with the page's rights (its cookies, its logged-in session): it asks for
-permission (browser:evaluate, per host) unless the user allowed it. A Promise is
-awaited. For reading the page prefer browser_snapshot or browser_get_dom."""
+DESCRIPTION = """Run JavaScript in the page and return its value as JSON (a Promise is awaited).
+
+It runs with the page's rights (cookies, session), so it asks for browser:evaluate
+per host. To read the page prefer browser_snapshot or browser_get_dom."""
 
 
 def _render(output: dict[str, Any]) -> str:

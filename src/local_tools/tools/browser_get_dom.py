@@ -28,10 +28,11 @@ class BrowserGetDomOutput(_browser.PageOutput):
     truncated: bool = Field(None, description="True when the outline was cut at max_length.")
 
 
-DESCRIPTION = """The page's element structure (the live DOM, after scripts ran) under
-`selector`, as an indented outline of tags with id, classes, key attributes and short
-text, `max_depth` levels deep. For reading and acting on a page browser_snapshot is
-more compact; use this for selectors, attributes and structure."""
+DESCRIPTION = """The live DOM under `selector` as an indented outline of tags with id, classes, key
+attributes and short text.
+
+browser_snapshot is more compact for reading and acting; use this for selectors,
+attributes and structure."""
 
 _OUTLINE = """([el, maxDepth]) => {
   const keep = ['href', 'src', 'name', 'type', 'value', 'placeholder', 'role', 'aria-label',

@@ -33,10 +33,11 @@ class BrowserGetStateOutput(_browser.PageOutput):
 
 
 DESCRIPTION = f"""The browser page's URL, title and loading state, with the newest {SHOWN}
-console messages (errors included), failed requests (with the reason: a network
-error, the address guard's refusal of a private address, or a navigation the
-network:outbound rules stopped) and the page's downloads (saved into the workspace's
-downloads folder, with path and size). Use it to debug a page that does not behave."""
+console messages, failed or refused requests and downloads: for debugging a page.
+
+Failed requests carry the reason (network error, private address refused, a host the
+network:outbound rules stopped); downloads are saved into the workspace's downloads
+folder, with path and size."""
 
 
 def _render(output: dict[str, Any]) -> str:

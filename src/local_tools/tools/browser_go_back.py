@@ -7,10 +7,8 @@ from local_tools.tools import _browser
 
 __all__ = ["browser_go_back"]
 
-DESCRIPTION = """Go back one page in the browser's history (like the Back button).
-
-Waits for the page to load (up to `timeout`) and returns its URL and title; take a
-browser_snapshot to read it."""
+DESCRIPTION = """Go back one page in the browser's history; returns the page's URL and title once
+loaded."""
 
 
 @_browser.page_tool("browser_go_back", description=DESCRIPTION)

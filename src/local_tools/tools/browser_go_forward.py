@@ -7,10 +7,8 @@ from local_tools.tools import _browser
 
 __all__ = ["browser_go_forward"]
 
-DESCRIPTION = """Go forward one page in the browser's history (after browser_go_back).
-
-Waits for the page to load (up to `timeout`) and returns its URL and title; take a
-browser_snapshot to read it."""
+DESCRIPTION = """Go forward one page in the browser's history; returns the page's URL and title once
+loaded."""
 
 
 @_browser.page_tool("browser_go_forward", description=DESCRIPTION)

@@ -18,8 +18,8 @@ class BrowserHoverArgs(_browser.ElementArgs):
         return self
 
 
-DESCRIPTION = """Move the mouse over an element, named by `ref` (from browser_snapshot) or
-`selector`: opens hover menus and tooltips. Take a browser_snapshot to see them."""
+DESCRIPTION = """Move the mouse over an element (`ref` or `selector`) to open hover
+menus and tooltips; take a browser_snapshot to see them."""
 
 
 @_browser.page_tool("browser_hover", description=DESCRIPTION, args=BrowserHoverArgs)

@@ -37,10 +37,8 @@ class BrowserLaunchOutput(Output):
 
 DESCRIPTION = """Start the browser (Chromium) with these settings, or restart it with new ones.
 
-Optional: any browser tool starts the browser with the defaults (headless, 1280x800)
-when it is not running. A launch with other settings than the running browser's
-closes it first, and its pages with it. One browser per session; it is closed when
-the tools are."""
+Optional: any browser tool starts it with the defaults when it is not running.
+Other settings than the running browser's close it and its pages first."""
 
 
 def _render(output: dict[str, Any]) -> str:

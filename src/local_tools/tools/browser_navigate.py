@@ -22,7 +22,7 @@ _ATTEMPTS = 3  # goto tries when another navigation interrupts it
 class BrowserNavigateArgs(_browser.TimeoutArgs):
     url: str = Field(description="The http:// or https:// URL to load.", max_length=8192)
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = Field(
-        "load", description="When the navigation counts as done (default: the load event)."
+        "load", description="When the navigation counts as done."
     )
 
 
@@ -32,16 +32,12 @@ class BrowserNavigateOutput(_browser.PageOutput):
 
 DESCRIPTION = """Load a URL in the browser (a real Chromium that runs the page's scripts).
 
-Use it for pages a plain fetch cannot render, or to check a web app. Then read the page
-with browser_snapshot (elements with refs to click or type into). The host is asked
-for like web_fetch's (network:outbound); where the page then goes by itself (a link, a
-form, a script, a redirect) follows the same rules without asking: a host the rules ask
-about is stopped and the result's notes say to call browser_navigate with that URL.
-Every connection passes the web tools' address guard: addresses on this machine or the
-local network are refused unless [network] allow_private names them, and refused
-requests are listed by browser_get_state. A URL that is a file downloads it into the
-workspace's downloads folder (see the notes). A page that does not finish loading
-within `timeout` is a TIMEOUT."""
+For pages a plain fetch cannot render, or to check a web app; then read the page with
+browser_snapshot. The host is asked for like web_fetch's; where the page goes by
+itself follows the same rules: a host the rules ask about is stopped, and the notes
+say to call browser_navigate with it. Local network addresses are refused unless
+[network] allow_private names them. A URL that is a file downloads it into the
+workspace's downloads folder. A page not loaded within `timeout` is TIMEOUT."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -25,9 +25,8 @@ class BrowserPressKeyArgs(_browser.TimeoutArgs):
     )
 
 
-DESCRIPTION = """Press a key in the browser page, where the focus is (after browser_click
-or browser_type on a field): Enter to submit, Tab to move on, Escape to close, arrows,
-with `modifiers` held (e.g. key 'a' with ['Control'] selects all)."""
+DESCRIPTION = """Press a key where the page's focus is (after browser_click or browser_type): Enter,
+Tab, Escape, arrows, with `modifiers` held (key 'a' with ['Control'] selects all)."""
 
 
 @tool(

@@ -7,10 +7,8 @@ from local_tools.tools import _browser
 
 __all__ = ["browser_reload"]
 
-DESCRIPTION = """Reload the browser page (e.g. after changing the app's code).
-
-Waits for the page to load (up to `timeout`) and returns its URL and title; take a
-browser_snapshot to read it."""
+DESCRIPTION = """Reload the browser page (e.g. after changing the app's code); returns its URL and
+title once loaded."""
 
 
 @_browser.page_tool("browser_reload", description=DESCRIPTION)

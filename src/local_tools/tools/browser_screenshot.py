@@ -23,7 +23,7 @@ MAX_IMAGE_BYTES = 10 * 1024 * 1024
 class BrowserScreenshotArgs(_browser.ElementArgs):
     path: str | None = Field(
         None,
-        description="Save the PNG to this workspace path instead of returning the image.",
+        description="Save the PNG to this workspace path instead.",
         max_length=4096,
     )
     full_page: bool = Field(False, description="The whole scrollable page, not only the view.")
@@ -40,10 +40,11 @@ class BrowserScreenshotOutput(Output):
     notes: list[str] = Field(None, description="What happened besides the call.")
 
 
-DESCRIPTION = """A PNG screenshot of the browser page: the visible part, the whole page
-(full_page=true), or one element (`ref` or `selector`). Returned as an image, or saved
-to `path` in the workspace (asks like a file write). To understand a page's content a
-browser_snapshot is cheaper; a screenshot shows layout and looks."""
+DESCRIPTION = """A PNG screenshot of the page: the view, the whole page or one element (`ref` or
+`selector`), returned as an image or saved to `path`.
+
+Saving asks like a file write. browser_snapshot is cheaper for content; a screenshot
+shows layout and looks."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -26,8 +26,8 @@ class BrowserScrollOutput(_browser.PageOutput):
     scroll_height: float = Field(description="The page's whole height.")
 
 
-DESCRIPTION = """Scroll the browser page up or down by `amount` pixels, or to its top or
-bottom (pages that load more content as you scroll do so). Returns the new position."""
+DESCRIPTION = """Scroll the page up or down by `amount` pixels, or to its top or
+bottom (loading more where the page does); returns the new position."""
 
 _SCROLL = """([direction, amount]) => {
   const el = document.scrollingElement || document.documentElement;

@@ -22,7 +22,7 @@ class BrowserSnapshotArgs(_browser.TimeoutArgs):
         DEFAULT_LENGTH,
         ge=100,
         le=MAX_LENGTH,
-        description=f"Most characters of snapshot to return (default {DEFAULT_LENGTH}).",
+        description="Most characters to return.",
     )
 
 
@@ -31,11 +31,12 @@ class BrowserSnapshotOutput(_browser.PageOutput):
     truncated: bool = Field(None, description="True when the snapshot was cut at max_length.")
 
 
-DESCRIPTION = """The current page as an accessibility tree (roles, names, states), compact
-YAML-like lines such as `- button "Save" [ref=e12]`; elements in iframes have refs like
-`f1e3`. Pass a ref to browser_click, browser_type or browser_hover to act on that
-element. Refs belong to this snapshot: take a new one after the page changes. Prefer
-this to browser_get_dom or a screenshot to understand a page."""
+DESCRIPTION = """The current page as an accessibility tree: lines such as
+`- button "Save" [ref=e12]`.
+
+Pass a ref to browser_click, browser_type or browser_hover to act on that element.
+Refs belong to this snapshot: take a new one after the page changes. Prefer this to
+browser_get_dom or a screenshot to understand a page."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -23,10 +23,9 @@ class BrowserTypeArgs(_browser.ElementArgs):
         return self
 
 
-DESCRIPTION = """Type text into an input, textarea or editable element, named by `ref`
-(from browser_snapshot) or `selector`. By default the field's text is replaced
-(clear=false adds to it); delay > 0 types key by key, for pages that react to each key.
-submit=true presses Enter afterwards."""
+DESCRIPTION = """Type text into an input, textarea or editable element (`ref` or `selector`).
+
+Replaces the field's text unless clear=false; delay > 0 types key by key."""
 
 
 @_browser.page_tool("browser_type", description=DESCRIPTION, args=BrowserTypeArgs)

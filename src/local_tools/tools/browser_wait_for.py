@@ -24,9 +24,7 @@ class BrowserWaitForArgs(_browser.ElementArgs):
     state: Literal["visible", "attached", "hidden", "detached"] = Field(
         "visible", description="For ref/selector: the state to wait for."
     )
-    timeout: float = Field(
-        10.0, gt=0, le=_browser.MAX_TIMEOUT, description="Seconds to wait (default 10, max 120)."
-    )
+    timeout: float = Field(10.0, gt=0, le=_browser.MAX_TIMEOUT, description="Seconds to wait.")
 
     @model_validator(mode="after")
     def _one_target(self) -> BrowserWaitForArgs:
@@ -35,12 +33,11 @@ class BrowserWaitForArgs(_browser.ElementArgs):
         return self
 
 
-DESCRIPTION = """Wait until an element (ref or selector) reaches `state` (default: visible),
-or until a JavaScript `condition` is true, for at most `timeout` seconds (default 10).
-A condition runs script in the page, so it needs the browser:evaluate permission
-(per host), as browser_evaluate does; waiting for an element needs none.
-Use it after an action that changes the page later (a request, an animation). Past the
-timeout it is a TIMEOUT error."""
+DESCRIPTION = """Wait until an element (`ref` or `selector`) reaches `state`, or a JavaScript
+`condition` is true; past `timeout` it is TIMEOUT.
+
+Use it after an action that changes the page later. A condition needs the
+browser:evaluate permission, like browser_evaluate."""
 
 
 @tool(

@@ -18,11 +18,12 @@ MAX_FILE = 10 * 1024 * 1024
 
 
 class CheckDataFormatArgs(Args):
-    path: str = Field(description="The JSON, TOML or YAML file to check (in the workspace).")
+    path: str = Field(description="The JSON, TOML or YAML file to check.")
     schema_: str = Field(
         alias="schema",
-        description='The JSON Schema (Draft 2020-12) as JSON text ({"type": "object", ...}), '
-        "or the path of a JSON schema file in the workspace.",
+        description=(
+            'The schema as JSON text ({"type": "object", ...}), or the path of a schema file.'
+        ),
     )
 
     @field_validator("schema_", mode="before")
@@ -86,11 +87,11 @@ def _render(output: dict[str, Any]) -> str:
     output=CheckDataFormatOutput,
 )
 def check_data_format(args: CheckDataFormatArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Check that a JSON, TOML or YAML file in the workspace matches a JSON Schema
-    (Draft 2020-12). schema is the schema itself (as JSON text) or the path of a JSON
-    schema file. Returns valid and every error with its JSON path ($.items[0].id) and
-    the rule that failed. A file that does not parse, or a schema that is not a valid
-    JSON Schema, is INVALID_INPUT with the reason."""
+    """Check that a JSON, TOML or YAML file matches a JSON Schema (Draft 2020-12); returns
+    valid and every error with its JSON path ($.items[0].id) and rule.
+
+    A file that does not parse, or an invalid schema, is INVALID_INPUT.
+    """
     fmt = format_of(args.path)
     document = parse(_read(ctx, args.path), fmt, args.path)
     if args.inline:

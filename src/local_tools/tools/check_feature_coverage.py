@@ -40,9 +40,9 @@ def _render(output: dict[str, Any]) -> str:
     output=FeatureCoverageOutput,
 )
 def check_feature_coverage(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """Check the design both ways: requirements that no feature covers, and features
-    that cover no requirement. Fix them with add_feature covers=[...] or
-    update_feature_status covers=[...]."""
+    """Check the design both ways: requirements no feature covers, and features covering no
+    requirement.
+    """
     found = coverage(open_store(ctx))
     ok = not found["uncovered_requirements"] and not found["features_covering_nothing"]
     return {"ok": ok, **found}

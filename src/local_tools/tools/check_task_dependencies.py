@@ -40,8 +40,8 @@ def _render(output: dict[str, Any]) -> str:
     output=TaskDependenciesOutput,
 )
 def check_task_dependencies(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """Check the tasks' dependencies: tasks that depend on tasks that do not exist, and
-    every dependency cycle found by a depth-first search, printed as a chain
-    (TASK-003 → TASK-007 → TASK-003). Break a cycle with update_task_status depends_on=[...]."""
+    """Check the tasks' dependencies: tasks depending on tasks that do not exist, and every
+    dependency cycle, as a chain (TASK-003 → TASK-007 → TASK-003).
+    """
     found = dependencies(open_store(ctx))
     return {"ok": not found["missing"] and not found["cycles"], **found}

@@ -38,12 +38,9 @@ MAX_LISTED = 200  # entries per list in the output; the counts are always comple
 class CopyArgs(Args):
     source: str = Field(description="The workspace folder holding the finished work.")
     target: str = Field(
-        description="The project folder to make match it (in a writable root; created "
-        "if missing). It must not overlap the source."
+        description="The project folder (created if missing); must not overlap the source."
     )
-    dry_run: bool = Field(
-        True, description="Only report the plan (the default). false carries it out."
-    )
+    dry_run: bool = Field(True, description="Only report the plan; false carries it out.")
 
 
 class CopyOutput(Output):
@@ -66,18 +63,15 @@ class CopyOutput(Output):
     listed_max: int = Field(description="Each list shows at most this many entries.")
 
 
-DESCRIPTION = """Promote finished work from a workspace folder into a project folder.
+DESCRIPTION = """Promote finished work from a workspace folder into a project folder, making the
+target match the source.
 
-Two phases: files in the target that the source no longer has are deleted, then
-files with a whitelisted extension are copied (web pages, styles, scripts, JSON,
-Markdown, images, fonts; [deploy] extensions). Source maps and other files are
-reported, not copied. Never deleted or overwritten: .git and .local-tools folders
-at any depth, README.md and local-tools.toml at the top, and [deploy] protected
-paths. Symlinks are copied as links only when they stay inside the target.
-dry_run (default true) returns the plan: deleted, copied, overwritten and skipped
-files with sizes. Run it first and show the plan. The real run needs the user's
-approval (the deploy permission, which shows them the plan) and swaps the new tree
-in atomically: the target is the old tree or the planned one, never in between."""
+Files the source no longer has are deleted from the target; files with a whitelisted
+extension (web pages, styles, scripts, JSON, Markdown, images, fonts) are copied,
+others reported. Never touched: .git and .local-tools folders, README.md,
+local-tools.toml, config.toml and [deploy] protected paths. dry_run (the default) returns the
+plan; run it first and show it. The real run needs the user's approval and swaps the
+new tree in atomically."""
 
 
 def _entries(entries: list[Entry], key: str) -> list[dict[str, Any]]:

@@ -24,9 +24,12 @@ class CreateRequirementArgs(ItemArgs):
     output=ItemOutput,
 )
 def create_requirement(args: CreateRequirementArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Record a requirement of this project (what it must do). Returns its id, REQ-001,
-    REQ-002, ... (never reused, even after a delete). Features cover requirements
-    (add_feature covers=[...]); check_feature_coverage finds the uncovered ones."""
+    """Record a requirement of this project (what it must do); returns its id (REQ-001, ...,
+    never reused).
+
+    Features cover requirements (add_feature covers=[...]); check_feature_coverage finds
+    uncovered ones.
+    """
     item = create(
         open_store(ctx), "requirement", title=args.title, description=args.description,
         priority=args.priority, user_id=ctx.user_id,

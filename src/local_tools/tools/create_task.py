@@ -19,7 +19,7 @@ class CreateTaskArgs(ItemArgs):
     )
     depends_on: list[str] = Field(
         default_factory=list, max_length=MAX_LINKS,
-        description="Tasks to finish first (TASK-001, ...); may name tasks not created yet.",
+        description="Tasks to finish first (TASK-001, ...); may be created later.",
     )  # fmt: skip
 
 
@@ -33,9 +33,11 @@ class CreateTaskArgs(ItemArgs):
 )
 def create_task(args: CreateTaskArgs, ctx: ToolContext) -> dict[str, Any]:
     """Create a task (a unit of work), optionally implementing a feature and depending on
-    other tasks. Returns its id, TASK-001, ... (never reused). Status starts at pending;
-    update_task_status moves it (pending → in_progress → completed | blocked). A missing
-    dependency or a cycle it closes is pointed out in `note`."""
+    other tasks; returns its id (TASK-001, ..., never reused).
+
+    Status starts at pending; update_task_status moves it. A missing dependency or a
+    cycle is pointed out in `note`.
+    """
     links = {"depends_on": args.depends_on}
     if args.implements:
         links["implements"] = [args.implements]

@@ -32,9 +32,10 @@ def _render(output: dict[str, Any]) -> str:
     output=ItemOutput,
 )
 def delete_project_item(args: DeleteProjectItemArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Delete a requirement, feature, component or task by id. Its id is never given
-    out again. Links other items hold to it stay and are named in `note` (the checks
-    report them) so you can update those items."""
+    """Delete a requirement, feature, component or task by id (never given out again).
+
+    Links other items hold to it stay and are named in `note`, so you can update them.
+    """
     item = delete(open_store(ctx), args.id)
     output: dict[str, Any] = {"id": item["id"], "item": item}
     if item["referenced_by"]:

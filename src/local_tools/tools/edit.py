@@ -17,7 +17,7 @@ from local_tools.tools._common import authorize_read, path_subject
 
 class EditArgs(Args):
     path: str = Field(description="File to edit, workspace-relative or absolute.")
-    old_string: str = Field(description="The exact text to replace, copied from the file.")
+    old_string: str = Field(description="The exact text to replace.")
     new_string: str = Field(description="The text to put in its place.")
     replace_all: bool = Field(
         False, description="Replace every occurrence instead of requiring exactly one."
@@ -35,16 +35,13 @@ class EditOutput(Output):
 
 DESCRIPTION = """Replace text in a file: old_string becomes new_string.
 
-Copy old_string exactly from the file (read_file shows it; leave out the line-number
-prefix) with enough surrounding lines to be unique: if it matches more than one
-place the edit is refused (CONFLICT) unless replace_all=true. Small slips are
-tolerated only when the intended place is unambiguous — different line endings,
-trailing whitespace, indentation (new_string is re-indented to the file's style),
-literal \\n escapes, extra blank lines — and the result names the strategy used.
-When nothing matches, the error shows the closest block with line numbers.
-An empty old_string creates a new (or empty) file. The file's encoding, BOM and line
-endings are kept. Edits of a file that changed since you read it are refused; read
-it again first."""
+Copy old_string exactly from the file (without read_file's line-number prefix), with
+enough context to be unique: several matches are refused (CONFLICT) unless
+replace_all=true. Slips in line endings, trailing whitespace, indentation or blank
+lines are tolerated when the place is unambiguous; the result names the strategy.
+When nothing matches, the error shows the closest block. An empty old_string creates
+a file. Encoding, BOM and line endings are kept. A file changed since you read it is
+refused: read it again."""
 
 
 def _render(output: dict[str, Any]) -> str:

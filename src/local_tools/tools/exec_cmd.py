@@ -60,48 +60,46 @@ PROGRESS_EVERY = 5.0  # seconds between progress reports while a command runs
 class ExecArgs(Args):
     command: str = Field(
         validation_alias=AliasChoices("command", "cmd"),
-        description="The shell command line (bash on Linux/macOS, cmd.exe on Windows).",
+        description="The command line (bash; cmd.exe on Windows).",
     )
     cwd: str = Field(".", description="Working directory, inside the workspace.")
     timeout: float | None = Field(
         None,
         gt=0,
         le=MAX_TIMEOUT,
-        description="Seconds before the command's whole process tree is killed "
-        "(default: [limits] exec_timeout, 60; at most 600).",
+        description="Seconds before the process tree is killed (default 60).",
     )
-    env: dict[str, str] = Field(
-        default_factory=dict, description="Extra environment variables for this command."
-    )
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
     background: bool = Field(
         False,
-        description="Start and return a process_id at once; read its output with "
-        "process_output, write to it with process_input, end it with process_kill.",
+        description=(
+            "Return a process_id at once; then process_output, process_input, process_kill."
+        ),
     )
     yield_after: float | None = Field(
         None,
         gt=0,
         le=MAX_TIMEOUT,
-        description="Seconds after which a command still running is handed back as a "
-        "background process with its output so far (default 30 over MCP and HTTP).",
+        description=(
+            "Seconds after which a running command becomes a background process "
+            "(default 30 over MCP and HTTP)."
+        ),
     )
     description: str | None = Field(
-        None, description="What the command does, in a few words, for the person approving it."
+        None, description="What it does, in a few words, for the person approving it."
     )
 
 
 DESCRIPTION = """Run a shell command in the workspace; returns stdout, stderr and exit_code.
 
-A non-zero exit code is a result, not an error: read stderr. Stdin is closed and the
-environment is non-interactive (CI=true, PAGER=cat, TERM=dumb). Programs that need a
-terminal (vim, less, top, a bare REPL, git commit without -m) are refused with advice.
-Long output shows its head and tail; the whole is saved to a file to read_file or grep.
-After `timeout` s (default 60, max 600) the process tree is killed: TIMEOUT with the
-output so far. Processes a command leaves behind (`cmd &`) end with it: run servers and
-watchers with background=true, then process_output / process_input / process_kill.
-Each simple command (pipeline part, `&&` item, `$(...)`) is approved on its own;
-read-only ones (ls, cat, rg, git status/log/diff) run without asking. On Linux commands
-are sandboxed by default: writes only in the workspace and $TMPDIR, no network."""
+A non-zero exit code is a result, not an error: read stderr. Stdin is closed;
+programs needing a terminal (vim, less, git commit without -m) are refused. Long
+output shows head and tail; the whole is saved to a file. On timeout the process
+tree is killed: TIMEOUT with the output so far. Processes left behind (`cmd &`) end
+with the command: run servers with background=true. Each simple command is approved
+on its own; read-only ones (ls, cat, git status) run without asking. On Linux
+commands are sandboxed by default: writes only in the workspace and $TMPDIR, no
+network."""
 
 
 def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:

@@ -41,9 +41,9 @@ class ExportKnowledgeOutput(Output):
     output=ExportKnowledgeOutput,
 )
 def export_knowledge(args: ExportKnowledgeArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Write this workspace's knowledge (memory entries, notes, requirements, features,
-    components, tasks, links, id counters) to a JSON file in the workspace, to version
-    it in git or move it; import_knowledge loads it back."""
+    """Write this workspace's knowledge (memory, notes, project items, links) to a JSON file,
+    to version it or move it; import_knowledge loads it back.
+    """
     doc = export(open_store(ctx))
     data = (json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n").encode()
     ctx.jail.write_atomic(args.path, data)

@@ -13,17 +13,11 @@ from local_tools.tools.file_move import transfer, transfer_subjects
 
 
 class FileCopyArgs(Args):
-    source: str = Field(
-        description="File, directory or symlink to copy: workspace-relative, or absolute "
-        "inside an allowed root."
-    )
+    source: str = Field(description="What to copy, workspace-relative or absolute.")
     destination: str = Field(
-        description="The copy's path, including the name. End it with '/' to keep the name "
-        "inside a folder: 'backup/' copies 'a.md' to 'backup/a.md'."
+        description=("The copy's path, name included; 'backup/' copies 'a.md' to 'backup/a.md'.")
     )
-    overwrite: bool = Field(
-        False, description="Replace an existing file, symlink or empty folder at destination."
-    )
+    overwrite: bool = Field(False, description="Replace an existing destination.")
 
 
 class FileCopyOutput(Output):
@@ -35,14 +29,12 @@ class FileCopyOutput(Output):
 
 DESCRIPTION = f"""Copy a file, or a directory with everything in it.
 
-destination is the copy's own path: copying to an existing folder 'b' is refused
-(ALREADY_EXISTS) rather than putting it inside; give 'b/name', or 'b/' to keep the
-name. An existing destination is only replaced with overwrite=true, and only by the
-same kind (an empty folder for a folder). Missing parent folders are created. The copy
-appears whole or not at all. Symlinks are copied as symlinks with the same target,
-never followed; permission bits are kept; FIFOs and devices are refused. At most
-{MAX_COPY_ENTRIES:,} entries and {MAX_COPY_BYTES >> 30} GB per copy. Needs read permission
-on the source besides write access to both paths."""
+destination is the copy's own path: an existing folder 'b' is refused
+(ALREADY_EXISTS); give 'b/name', or 'b/' to keep the name. An existing destination
+is replaced only with overwrite=true, and only by the same kind. Missing parents are
+created; the copy appears whole or not at all. Symlinks are copied as symlinks;
+permission bits are kept. At most {MAX_COPY_ENTRIES:,} entries and
+{MAX_COPY_BYTES >> 30} GB."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -22,11 +22,10 @@ class FileDeleteOutput(Output):
     type: str = Field(description='What it was: "file", "directory" or "symlink".')
 
 
-DESCRIPTION = """Delete a file, symlink or directory in the workspace.
+DESCRIPTION = """Delete a file, symlink or directory in the workspace; it cannot be undone.
 
-A non-empty directory needs recursive=true. A symlink is removed itself; what it
-points to is never touched. The workspace root and paths outside it are refused.
-Deleting cannot be undone; by default the user is asked first."""
+A non-empty directory needs recursive=true. A symlink is removed, never its target.
+The workspace root is refused. By default the user is asked first."""
 
 
 @tool(

@@ -34,17 +34,11 @@ _SEPARATORS = ("/", "\\") if os.sep == "\\" else ("/",)
 
 
 class FileMoveArgs(Args):
-    source: str = Field(
-        description="File, directory or symlink to move: workspace-relative, or absolute "
-        "inside an allowed root."
-    )
+    source: str = Field(description="What to move, workspace-relative or absolute.")
     destination: str = Field(
-        description="Its new path, including the name. End it with '/' to keep the name "
-        "inside a folder: 'docs/' moves 'a.md' to 'docs/a.md'."
+        description="Its new path, name included; 'docs/' moves 'a.md' to 'docs/a.md'."
     )
-    overwrite: bool = Field(
-        False, description="Replace an existing file, symlink or empty folder at destination."
-    )
+    overwrite: bool = Field(False, description="Replace an existing destination.")
 
 
 class FileMoveOutput(Output):
@@ -56,14 +50,10 @@ class FileMoveOutput(Output):
 DESCRIPTION = """Move or rename a file, directory or symlink.
 
 destination is the new path itself: moving 'a' to an existing folder 'b' is refused
-(ALREADY_EXISTS) rather than putting it inside; give 'b/a', or 'b/' to keep the name.
-An existing destination is only replaced with overwrite=true, and only by the same
-kind (a file or symlink for a file or symlink, an empty folder for a folder). Missing
-parent folders are created. Symlinks are moved as links, never followed. Works across
-allowed roots; across disks the data is copied first (at most 10,000 entries and
-1 GB) and the source removed only once the copy is complete. Besides write access to
-both paths it needs read and delete permission on the source (deleting asks the user
-by default)."""
+(ALREADY_EXISTS); give 'b/a', or 'b/' to keep the name. An existing destination is
+replaced only with overwrite=true, and only by the same kind. Missing parents are
+created; symlinks move as links. Across disks the data is copied first (at most
+10,000 entries, 1 GB). Needs delete permission on the source (asks by default)."""
 
 
 def final_destination(source: str, destination: str) -> str:

@@ -31,9 +31,10 @@ class FileStatOutput(Output):
     )
 
 
-DESCRIPTION = """Show what a path is without reading it: type (file, directory, symlink),
-size in bytes, last-modified time (UTC), whether it is read-only, and the number of
-lines for text files up to 64 MB. A symlink is described, not followed."""
+DESCRIPTION = """Show what a path is without reading it: type, size, modified time (UTC), read-only.
+
+Also the line count of text files up to 64 MB. A symlink is described, not
+followed."""
 
 
 @tool(

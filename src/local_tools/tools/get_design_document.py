@@ -28,8 +28,9 @@ class DesignDocumentOutput(Output):
     output=DesignDocumentOutput,
 )
 def get_design_document(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """The project's design as a Markdown document: its requirements, the features with
-    the requirements each covers, and the components with the features each provides."""
+    """The project's design as Markdown: requirements, features with the requirements each
+    covers, components with the features each provides.
+    """
     store = open_store(ctx)
     counts = {f"{k}s": len(get(store, k)) for k in ("requirement", "feature", "component")}
     return {"document": design_document(store), **counts}

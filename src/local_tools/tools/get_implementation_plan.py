@@ -40,8 +40,9 @@ def _render(output: dict[str, Any]) -> str:
     output=ImplementationPlanOutput,
 )
 def get_implementation_plan(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """The project's tasks as a plan: in an order where every task comes after the tasks
-    it depends on (ties by id), with status, feature and dependencies. Tasks caught in a
-    dependency cycle cannot be ordered: they are listed in `unordered` and the cycles
-    printed as chains (TASK-003 → TASK-007 → TASK-003)."""
+    """The project's tasks as a plan, each after the tasks it depends on, with status,
+    feature and dependencies.
+
+    Tasks in a dependency cycle are listed in `unordered`, with the cycles as chains.
+    """
     return implementation_plan(open_store(ctx))

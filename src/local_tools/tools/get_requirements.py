@@ -30,7 +30,6 @@ class GetRequirementsArgs(Args):
     output=ItemListOutput,
 )
 def get_requirements(args: GetRequirementsArgs, ctx: ToolContext) -> dict[str, Any]:
-    """List this project's requirements (all, or the ids given), by id, with status and
-    priority. An unknown id is NOT_FOUND."""
+    """List this project's requirements (all, or the ids given) with status and priority."""
     items = get(open_store(ctx), "requirement", args.ids)
     return {"count": len(items), "items": items}

@@ -27,7 +27,7 @@ class GlobArgs(Args):
     pattern: str = Field(
         min_length=1,
         max_length=1000,
-        description='Glob for the files to find, e.g. "**/*.py", "src/**/test_*.py", "*.{ts,tsx}".',
+        description='Glob for the files to find, e.g. "**/*.py", "*.{ts,tsx}".',
     )
     path: str = Field(".", description="Folder to search in, workspace-relative or absolute.")
 
@@ -41,21 +41,16 @@ class GlobOutput(Output):
     note: str = Field(None, description="What was left out, and how to narrow the search.")
 
 
-DESCRIPTION = f"""Find files by name with a glob pattern; returns paths relative to the
-workspace (forward slashes), the most recently modified first.
+DESCRIPTION = f"""Find files by name with a glob pattern; returns workspace-relative paths, newest
+first.
 
-Patterns: `*` any characters except "/", `?` one character, `**` any number of folders,
-`[a-z]` a set, `{{ts,tsx}}` alternatives. A pattern without "/" matches file names at any
-depth ("*.py" finds every Python file, like "**/*.py"); one with "/" is matched against
-the path below `path` ("src/**/test_*.py", "docs/*.md" only directly in docs); a leading
-"/" anchors a name to `path` itself ("/*.toml"). Comma-separate several patterns; a
-leading "!" excludes ("**/*.ts,!**/*.d.ts").
-
-.gitignore, .ignore and .rgignore files are honoured, .git is skipped, other hidden files
-are included, symlinks are not followed; only files are listed, not folders. At most
-{MAX_FILES} paths, the newest of all matches; `total` counts every match and a note says
-how many more exist — narrow the pattern or `path` to see them. Use grep to search
-file contents, list_dir to see one folder."""
+`*` any characters but "/", `?` one character, `**` any folders, `[a-z]` a set,
+`{{ts,tsx}}` alternatives. Without "/" a pattern matches names at any depth ("*.py");
+with "/" it matches the path below `path` ("src/**/test_*.py"); a leading "/" anchors
+it to `path` ("/*.toml"). Comma-separate patterns; a leading "!" excludes
+("**/*.ts,!**/*.d.ts"). .gitignore/.ignore are honoured, .git skipped, hidden files
+included; only files are listed. At most {MAX_FILES} paths; `total` counts every
+match. Use grep to search contents, list_dir for one folder."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ class GrepArgs(Args):
     pattern: str = Field(
         min_length=1,
         max_length=10_000,
-        description="Regular expression to search for (Rust regex syntax, as in ripgrep).",
+        description="The regular expression.",
     )
     path: str = Field(
         ".",
@@ -39,8 +39,8 @@ class GrepArgs(Args):
         None,
         max_length=1000,
         description=(
-            'Only search files matching this glob, e.g. "*.py", "*.{ts,tsx}", "src/**/*.go". '
-            'Comma-separate several; a leading "!" excludes ("*.js,!*.min.js").'
+            "Only files matching this glob (without '/': names at any depth), e.g. "
+            "'*.py'; comma-separate several, '!' excludes ('*.js,!*.min.js')."
         ),
     )
     ignore_case: bool = Field(False, description="Match letters case-insensitively.")
@@ -48,7 +48,7 @@ class GrepArgs(Args):
         0,
         ge=0,
         le=MAX_CONTEXT,
-        description=f"Lines of context to show before and after each match (0-{MAX_CONTEXT}).",
+        description='Lines before and after each match, marked "context": true.',
     )
 
 
@@ -67,22 +67,16 @@ class GrepOutput(Output):
     note: str = Field(None, description="What was skipped or left out, and why.")
 
 
-DESCRIPTION = f"""Search file contents with a regular expression (ripgrep; a pure-Python
-fallback gives the same results).
+DESCRIPTION = f"""Search file contents with a regular expression (ripgrep syntax); returns matching
+lines with their path and line number.
 
-Rust regex syntax: \\w \\d \\s \\b, [a-z], (a|b), x{{2,5}}, (?i); no look-around or
-backreferences; a match never spans lines. Escape ( ) [ ] {{ }} . * + ? ^ $ | and \\ to
-match them literally (e.g. "log\\.Error\\(").
-
-`path` is a folder (recursive) or one file. `include` filters files by glob (without "/"
-it matches names at any depth). .gitignore/.ignore are honoured; .git and binary files
-are skipped; hidden files are searched.
-
-Returns at most {MAX_MATCHES} lines as {{path, line, text}}, newest files first; `context`
-adds surrounding lines marked "context": true. `total` is the exact count of matching
-lines; `truncated` means some were left out: narrow the pattern, path or `include`.
-Lines over {MAX_LINE_CHARS} characters are cut. Files you may not read without asking
-(such as .env) are left out and counted in `note`. Use glob to find files by name."""
+Rust regex: \\w \\d \\s \\b, [a-z], (a|b), x{{2,5}}, (?i); no look-around or
+backreferences; no match spans lines. Escape ( ) [ ] {{ }} . * + ? ^ $ | \\ to match
+them literally ("log\\.Error\\("). .gitignore is honoured; .git and binary files are
+skipped. At most {MAX_MATCHES} lines as {{path, line, text}}, newest files first; `total`
+counts every match; `truncated`: narrow the pattern, path or `include`. Lines over
+{MAX_LINE_CHARS} characters are cut. Files needing approval (.env) are left out,
+counted in `note`. Use glob to find files by name."""
 
 
 def _cut(text: str) -> str:

@@ -29,11 +29,10 @@ class HttpRequestArgs(Args):
     )
     body: str | dict[str, Any] | list[Any] | None = Field(
         None,
-        description="The request body: a JSON object or array (sent as JSON), or a string "
-        "(sent as is). Omit for none.",
+        description="A JSON object or array (sent as JSON), or a string. Omit for none.",
     )
     timeout: float = Field(
-        30.0, gt=0, le=_web.MAX_TIMEOUT, description="Seconds for the whole call (max 120)."
+        30.0, gt=0, le=_web.MAX_TIMEOUT, description="Seconds for the whole call."
     )
 
 
@@ -52,17 +51,15 @@ class HttpRequestOutput(Output):
     elapsed_ms: float = Field(description="Time for the whole exchange, in milliseconds.")
 
 
-DESCRIPTION = """Make an HTTP request (GET, POST, PUT, DELETE, PATCH, HEAD) and return the
-status code, headers and body.
+DESCRIPTION = """Make an HTTP request (GET, POST, PUT, DELETE, PATCH, HEAD) and return the status
+code, headers and body.
 
-For calling APIs: `body` as a JSON object, or a string holding JSON, is sent as JSON
-(Content-Type application/json unless you set one); other strings as text. A JSON response's body
-comes back parsed; other text as text; binary content is described, not returned. A
-4xx or 5xx answer is a successful call carrying its status_code: read it. Redirects are
-followed (up to 5). Network failures (DNS, TLS, refused connection, dropped
-connection) are NETWORK_ERROR naming the cause; no complete answer within `timeout`
-seconds is TIMEOUT. Addresses on this machine or the local network are refused. To
-read a web page as text, use web_fetch."""
+For APIs: a JSON `body` (object, or a string holding JSON) is sent as JSON
+(Content-Type application/json unless set); other strings as text. A JSON response
+comes back parsed, other text as text; binary is described, not returned. A 4xx/5xx
+answer is a result carrying its status_code. Redirects are followed (up to 5).
+Network failures are NETWORK_ERROR naming the cause; past `timeout`, TIMEOUT. Local
+network addresses are refused. To read a web page as text, use web_fetch."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -43,10 +43,12 @@ class ImportKnowledgeOutput(Output):
     output=ImportKnowledgeOutput,
 )
 def import_knowledge(args: ImportKnowledgeArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Load knowledge exported by export_knowledge from a JSON file in the workspace, in
-    one transaction (all or nothing). merge keeps existing entries and ids; replace
-    empties the store first. Ids are kept, and new ids continue after the highest either
-    side used. A file that is not an export is INVALID_INPUT and changes nothing."""
+    """Load this workspace's knowledge from a JSON file export_knowledge wrote, all or
+    nothing.
+
+    Ids are kept; new ids continue after the highest either side used. A file that is
+    not an export is INVALID_INPUT.
+    """
     with ctx.jail.open_read(args.path) as handle:
         data = handle.read(MAX_FILE + 1)
     if len(data) > MAX_FILE:

@@ -38,11 +38,11 @@ class ListDirOutput(Output):
     )
 
 
-DESCRIPTION = f"""List a directory: name, type (file, directory, symlink), size in bytes and
-last-modified time (UTC, ISO 8601) of each entry, folders first, then by name.
-Hidden entries only with include_hidden=true. Symlinks are shown as symlinks with
-their target (the link text), not followed. At most {MAX_ENTRIES} entries; use glob to
-find files by pattern."""
+DESCRIPTION = f"""List a directory: each entry's name, type, size in bytes and modified time (UTC).
+
+Folders first, then by name; hidden entries only with include_hidden=true; symlinks
+shown with their target, not followed. At most {MAX_ENTRIES} entries; use glob to find
+files by pattern."""
 
 
 def _render(output: dict[str, Any]) -> str:

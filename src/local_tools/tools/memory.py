@@ -18,8 +18,7 @@ class MemoryArgs(Args):
     action: Literal["read", "write", "list", "delete"] = Field(description="What to do.")
     key: str = Field(
         "", max_length=128,
-        description="The note's name: letters, digits, '_', '.', ':' or '-' (never a path). "
-        "For list: an optional prefix.",
+        description="The note's name: letters, digits, '_', '.', ':' or '-'. For list: a prefix.",
     )  # fmt: skip
     value: str | None = Field(None, max_length=MAX_VALUE, description="For write: the text.")
 
@@ -53,11 +52,11 @@ def _render(output: dict[str, Any]) -> str:
 
 @tool("memory", args=MemoryArgs, toolset="memory", render=_render, output=MemoryOutput)
 def memory(args: MemoryArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Keep named notes for this workspace: action=write key=... value=... saves one,
-    read returns it, list gives the keys (key= as a prefix), delete removes one.
+    """Keep named notes for this workspace: write, read, list or delete one by key.
 
-    Keys are names (letters, digits, '_', '.', ':', '-'), never file paths. Notes last
-    across sessions. For searchable insights and decisions use save_memory instead."""
+    Keys are names, never file paths; list takes key as a prefix. Notes last across
+    sessions. For searchable insights and decisions use save_memory.
+    """
     store = open_store(ctx)
     if args.action == "list":
         return {"action": "list", "keys": kv_list(store, args.key)}

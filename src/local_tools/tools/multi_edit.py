@@ -29,7 +29,7 @@ class MultiEditArgs(Args):
     edits: list[EditItem] = Field(
         min_length=1,
         max_length=MAX_EDITS,
-        description="Edits applied one after another, each to the result of the previous.",
+        description="Edits applied in order.",
     )
 
 
@@ -43,9 +43,8 @@ class MultiEditOutput(Output):
 
 DESCRIPTION = """Make several edits to one file in one step; all succeed or none is applied.
 
-Each edit works like `edit` (exact old_string, unique unless replace_all, the same
-tolerance and refusals) on the text left by the edits before it. If any edit fails,
-the file is not changed and the error says which edit (1-based) failed and why."""
+Each edit works like `edit` on the text left by the edits before it. If one fails,
+the file is unchanged and the error names the edit (1-based) and why."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ __all__ = ["OpenInFolderArgs", "OpenInFolderOutput", "open_in_folder"]
 
 
 class OpenInFolderArgs(Args):
-    path: str = Field(description="The file or folder to show (workspace-relative or absolute).")
+    path: str = Field(description="The file or folder, workspace-relative or absolute.")
 
 
 class OpenInFolderOutput(Output):
@@ -24,10 +24,9 @@ class OpenInFolderOutput(Output):
     command: list[str] = Field(description="The command that opened the file manager.")
 
 
-DESCRIPTION = """Show a file or folder in the user's file manager (Finder, Explorer, or
-the Linux desktop's through xdg-open), the file selected where the platform can, so
-the user can look at what was made. Paths outside the workspace roots are refused; a
-missing path is NOT_FOUND; without a display (a headless machine) it fails saying so."""
+DESCRIPTION = """Show a file or folder in the user's file manager, selected where the platform can.
+
+Paths outside the workspace roots are refused; without a display it fails."""
 
 
 def _render(output: dict[str, Any]) -> str:

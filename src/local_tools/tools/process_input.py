@@ -31,20 +31,18 @@ SETTLE_MAX = 2.0
 
 class ProcessInputArgs(Args):
     process_id: str = Field(description="A background process started by exec_cmd.")
-    input: str = Field(description="Text to send to its stdin; a newline is added if missing.")
+    input: str = Field(description="Text for its stdin; a newline is added if missing.")
     timeout: float = Field(
         10.0, gt=0, le=300, description="Seconds to wait for the answer at most."
     )
-    close_stdin: bool = Field(
-        False, description="Close stdin after writing (end-of-file, like Ctrl-D)."
-    )
+    close_stdin: bool = Field(False, description="Close stdin after writing (end-of-file).")
 
 
-DESCRIPTION = """Send a line to a background process's stdin and return what it printed in
-answer: the call waits until the output goes quiet, ends in a prompt (>>>, $, mysql>, ...),
-the process exits, or `timeout` passes. Use it to drive a REPL or a database shell turn by
-turn: start it with exec_cmd background=true (e.g. `python3 -i`, `psql`, `sqlite3 db`),
-then send one statement per call. Only processes started with background=true take input."""
+DESCRIPTION = """Send a line to a background process's stdin and return what it printed in answer.
+
+Waits until output goes quiet, ends in a prompt (>>>, $, mysql>), the process exits,
+or `timeout` passes. Drive a REPL or database shell turn by turn: start it with
+exec_cmd background=true (`python3 -i`, `psql`), then send one statement per call."""
 
 
 def _subjects(args: ProcessInputArgs, ctx: ToolContext) -> list[str]:

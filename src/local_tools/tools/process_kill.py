@@ -21,9 +21,8 @@ class ProcessKillArgs(Args):
     process_id: str = Field(description="The id exec_cmd returned (p1, p2, ...).")
 
 
-DESCRIPTION = """Kill a background process and its whole process tree (children,
-grandchildren, daemons it started). Returns its final state and any output not read yet;
-killed is false when it had already exited."""
+DESCRIPTION = """Kill a background process and its whole process tree; returns its final state and
+unread output (killed is false if it had already exited)."""
 
 
 @tool(

@@ -31,6 +31,7 @@ def _render(output: dict[str, Any]) -> str:
 )
 def process_list(args: Any, ctx: ToolContext) -> dict[str, Any]:
     """List your background processes (running, and the 30 most recently finished) with
-    their process_id, command, status, exit code and start time."""
+    process_id, command, status, exit code and start time.
+    """
     procs = process_manager(ctx).list(ctx.owner)
     return {"processes": [process_state(p) for p in procs if p.background]}

@@ -19,18 +19,15 @@ from local_tools.tools._shell import (
 
 class ProcessOutputArgs(Args):
     process_id: str = Field(description="The id exec_cmd returned (p1, p2, ...).")
-    block: bool = Field(
-        False, description="Wait until the process exits (or `timeout` passes) before answering."
-    )
+    block: bool = Field(False, description="Wait until the process exits or `timeout` passes.")
     timeout: float = Field(30.0, gt=0, le=600, description="Seconds to wait when block=true.")
 
 
 DESCRIPTION = """Read a background process's new output (since the last read) and its status.
 
-status is running or exited (with exit_code; signal when it was killed). block=true waits
-for it to exit, at most `timeout` seconds, then answers either way. Only the last 5,000
-lines of each stream are kept in memory; when more arrived between reads the answer says
-how much was skipped and where the whole output is saved."""
+status is running or exited (with exit_code; signal if killed). block=true waits for
+the exit, at most `timeout` seconds. Only the last 5,000 lines of each stream are
+kept; the answer says how much was skipped and where the whole output is saved."""
 
 
 @tool(

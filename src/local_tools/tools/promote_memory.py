@@ -46,9 +46,9 @@ def _render(output: dict[str, Any]) -> str:
 def promote_memory(args: PromoteMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     """Promote a memory entry (an insight, say) to a decision or a pattern.
 
-    A new entry of kind `to` is made with the same title, content and tags, in the
-    project scope, linked to the original (promoted_from) and carrying its history;
-    the original stays and records the promotion. Unknown ids are NOT_FOUND."""
+    The new entry (project scope, same title, content and tags) links to the original
+    (promoted_from), which stays and records the promotion.
+    """
     return _promote(args.id, args.to, ctx)
 
 
@@ -59,8 +59,7 @@ def _to_tool(to: str) -> Tool:
     return tool(
         f"promote_to_{to}",
         args=PromoteToArgs,
-        description=f"Promote a memory entry to a {to}: promote_memory with to={to}. The "
-        "original stays, linked from the new entry (promoted_from).",
+        description=f"Promote a memory entry to a {to}: promote_memory with to={to}.",
         toolset="memory",
         render=_render,
         output=PromoteMemoryOutput,

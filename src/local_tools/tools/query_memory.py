@@ -18,12 +18,13 @@ MAX_LIMIT = 100
 class QueryMemoryArgs(Args):
     keywords: str = Field(
         "", max_length=1000,
-        description="Words to look for (any of them; near spellings count). Empty: the newest.",
+        description="Words to look for (any of them). Empty: the newest entries.",
     )  # fmt: skip
     scope: Literal["merged", "project", "iteration", "session"] = Field(
         "merged",
-        description="merged (default): every scope, this session's entries first, then "
-        "iteration, then project; or one scope.",
+        description=(
+            "merged: every scope, this session's first, then iteration, then project; or one scope."
+        ),
     )
     kind: Literal["insight", "issue", "learning", "decision", "pattern"] | None = Field(
         None, description="Only entries of this kind."
@@ -54,10 +55,9 @@ def _render(output: dict[str, Any]) -> str:
 def query_memory(args: QueryMemoryArgs, ctx: ToolContext) -> dict[str, Any]:
     """Search this workspace's memory (insights, issues, learnings, decisions, patterns).
 
-    Full-text search ranked by relevance (bm25 on SQLite, ts_rank on PostgreSQL), any
-    keyword matching, word prefixes and near spellings included. scope=merged (default)
-    searches every scope, narrower ones first. Returns the entries and `context`: a
-    compact summary to paste into a prompt."""
+    Full-text search ranked by relevance: any keyword, word prefixes and near spellings
+    match. Returns the entries and `context`, a compact summary to paste into a prompt.
+    """
     entries = query(
         open_store(ctx),
         keywords=args.keywords,

@@ -25,7 +25,7 @@ class QuestionArgs(Args):
     options: list[str] = Field(
         default_factory=list,
         max_length=MAX_OPTIONS,
-        description="Choices to offer (the person may still answer in their own words).",
+        description="Choices to offer; the user may still answer in their own words.",
     )
     multiple: bool = Field(False, description="Whether several options may be picked.")
 
@@ -81,14 +81,12 @@ def _render(out: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-DESCRIPTION = """Ask the user a question and wait for the answer.
+DESCRIPTION = """Ask the user a question and wait for the answer (text plus any picked options).
 
-Use it when you need a decision or a fact only the user has; offer options when
-there are obvious choices (they may still answer in their own words). The answer
-comes back as text plus the picked options. Where no one can answer right now (a web
-chat), the result says so: put the question to the user in your reply and continue
-with their next message. A dismissed or unanswered question is CANCELLED: do not
-ask again at once; carry on with what you can or stop and explain."""
+Use it for a decision or fact only the user has; offer options for obvious choices.
+Where no one can answer now (a web chat) the result says so: ask in your reply and
+continue with their next message. A dismissed question is CANCELLED: do not ask
+again at once."""
 
 
 @tool(

@@ -52,7 +52,7 @@ class ReadFileArgs(Args):
     encoding: str = Field(
         "utf-8",
         max_length=64,
-        description="Text encoding of the file; a byte order mark (UTF-8/16/32) is detected.",
+        description="Text encoding, e.g. 'latin-1', 'cp1252', 'utf-16'.",
     )
 
 
@@ -81,19 +81,16 @@ class ReadFileOutput(Output):
     height: int = Field(None, description="Images: height in pixels, when known.")
 
 
-DESCRIPTION = f"""Read a file from the workspace.
+DESCRIPTION = f"""Read a file from the workspace: a page of a text file, an image or a PDF's text.
 
-Text: returns up to `limit` lines (default {DEFAULT_LIMIT}) starting at line `offset`
-(1-based), at most {MAX_BYTES // 1024} KB per call; lines longer than {MAX_LINE_CHARS}
-characters are cut. `content` is the exact text of those lines; the rendering numbers
-them. The footer says how to continue with a larger offset: read a large file in pages,
-not all at once. UTF-8 by default; a byte order mark (UTF-8/16/32) is honoured, and
-`encoding` reads other encodings (e.g. 'latin-1', 'cp1252', 'utf-16').
-Images (PNG, JPEG, GIF, WebP, up to {MAX_IMAGE_BYTES // (1024 * 1024)} MB) are returned as
-base64 with their MIME type and size. PDFs are returned as extracted text with a
-`--- page N ---` line before each page, paged like a text file.
-Other binary files are refused. Use list_dir for directories, grep to find something
-in many files, read_many_files to read several files at once."""
+Text: up to `limit` lines (default {DEFAULT_LIMIT}) from line `offset` (1-based), at
+most {MAX_BYTES // 1024} KB per call; lines over {MAX_LINE_CHARS} characters are cut. The
+footer says how to continue: read a large file in pages. UTF-8 by default (a BOM is
+honoured); `encoding` reads others. Images (PNG, JPEG, GIF, WebP, up to
+{MAX_IMAGE_BYTES // (1024 * 1024)} MB) come as base64 with MIME type and size; PDFs as
+text with a `--- page N ---` line per page, paged like text. Other binary files are
+refused. Use list_dir for folders, grep to search many files, read_many_files for
+several files."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -28,20 +28,23 @@ class ReadManyFilesArgs(Args):
     paths: list[_Text] = Field(
         default_factory=list,
         max_length=200,
-        description="Files to read: workspace-relative, or absolute inside an allowed root. "
-        "An entry with *, ? or [ is treated as an include glob.",
+        description=(
+            "Files to read, workspace-relative or absolute. An entry with *, ? or [ "
+            "is an include glob."
+        ),
     )
     include: list[_Text] = Field(
         default_factory=list,
         max_length=50,
-        description="Globs relative to the workspace, e.g. 'src/**/*.py' ('**' crosses "
-        "folders, '*' does not).",
+        description="Globs, e.g. 'src/**/*.py' ('**' crosses folders, '*' does not).",
     )
     exclude: list[_Text] = Field(
         default_factory=list,
         max_length=50,
-        description="Globs of files to leave out of the include matches; one without '/' "
-        "matches a file or folder name at any depth, e.g. '*.min.js' or 'tests'.",
+        description=(
+            "Globs to leave out; without '/' they match a name at any depth, e.g. "
+            "'*.min.js', 'tests'."
+        ),
     )
     limit: int = Field(
         DEFAULT_LIMIT, ge=1, le=2000, description="Lines to read from the top of each file."
@@ -78,18 +81,16 @@ class ReadManyFilesOutput(Output):
     notes: list[str] = Field(description="What else was left out.")
 
 
-DESCRIPTION = f"""Read several text files at once: the files named in `paths` and the
-files matching the `include` globs (minus `exclude`), in that order.
+DESCRIPTION = f"""Read several text files at once: those named in `paths`, then those
+matching the `include` globs (minus `exclude`).
 
-Each file is read like read_file, from its first line: up to `limit` lines (default
-{DEFAULT_LIMIT}) and at most {MAX_BYTES // 1024} KB per file, {TOTAL_BYTES // 1024} KB in all,
-at most {MAX_FILES} files. A file cut short has truncated=true and a note saying how to read
-the rest with read_file. Files that cannot be read (missing, binary, images, denied) are listed in
-`errors` with the reason; the others are still returned.
-Globs: '*' stays within a folder, '**' crosses folders; hidden files and folders,
-node_modules and __pycache__ are only matched when the glob names them (e.g. '.github/**').
-Files whose reading needs the user's approval (like .env) are never read through a glob:
-name them in `paths` instead."""
+Each file is read like read_file from its first line: up to `limit` lines (default
+{DEFAULT_LIMIT}) and {MAX_BYTES // 1024} KB per file; {TOTAL_BYTES // 1024} KB and
+{MAX_FILES} files in all. A file cut short has truncated=true and a note on reading the rest.
+Unreadable files (missing, binary, denied) are listed in `errors` with the reason.
+Hidden files, node_modules and __pycache__ match only when a glob names them
+('.github/**'). Files needing approval (like .env) are never read through a glob:
+name them in `paths`."""
 
 
 def _render(output: dict[str, Any]) -> str:

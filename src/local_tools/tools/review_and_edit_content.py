@@ -4,10 +4,9 @@ from local_tools.tools._review import review_tool
 
 DESCRIPTION = """Show a draft (not a file yet) to the user: they pass it or edit it.
 
-For text you generated and have not saved: a PRD, a design, a plan. The user
-sees it with your title and prompt and answers pass or edit; on edit the result
-has their text (content) and a diff: use it from then on. Nobody there, a
-dismissal or the timeout is CANCELLED: never treat that as approval."""
+For text you generated: a PRD, a design, a plan. On edit the result has their text
+and a diff: use it from then on. CANCELLED (no answer, dismissed, timeout) is never
+approval."""
 
 review_and_edit_content = review_tool(
     "review_and_edit_content", DESCRIPTION, file=False, feedback=False

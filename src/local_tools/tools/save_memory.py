@@ -51,8 +51,11 @@ class _EntryFields(Args):
 
 class SaveMemoryArgs(_EntryFields):
     kind: Kind = Field(
-        description="insight (an observation), issue (a known problem or debt), learning "
-        "(how something works), decision (a choice made), pattern (a reusable design)."
+        description=(
+            "insight (an observation), issue (a problem or debt), learning (how "
+            "something works), decision (a choice made), pattern (a reusable "
+            "design)."
+        )
     )
 
 
@@ -80,12 +83,10 @@ def _render(output: dict[str, Any]) -> str:
     return "Saved " + render_entry(output["entry"])
 
 
-DESCRIPTION = f"""Save something worth remembering across sessions in this workspace's memory.
+DESCRIPTION = """Save something worth remembering across sessions in this workspace's memory.
 
-kind: insight, issue, learning, decision or pattern. scope: project (default),
-iteration, or session (seen only in this conversation). Give a short title and tags
-so query_memory finds it. Content is stored as given (up to {MAX_CONTENT} characters).
-Returns the new entry's id; promote_memory turns an insight into a decision or pattern."""
+Give a short title and tags so query_memory finds it. Returns the new entry's id;
+promote_memory turns an insight into a decision or pattern."""
 
 
 @tool(
@@ -118,9 +119,8 @@ def _kind_tool(kind: str) -> Tool:
     return tool(
         f"save_{kind}",
         args=SaveKindArgs,
-        description=f"Save {_KIND_TEXT[kind]} in this workspace's memory: save_memory with "
-        f"kind={kind}. scope: project (default), iteration or session. Give a title and tags "
-        "so query_memory finds it. Returns the new entry's id.",
+        description=f"Save {_KIND_TEXT[kind]} in this workspace's memory; returns its id.\n\n"
+        f"save_memory with kind={kind}. Give a title and tags so query_memory finds it.",
         toolset="memory",
         render=_render,
         output=SaveMemoryOutput,

@@ -31,10 +31,10 @@ class ScreenshotOutput(Output):
     image_base64: str = Field(None, description="The PNG in base64 (MCP: image content).")
 
 
-DESCRIPTION = """A screenshot of the user's screen (all monitors, or `monitor` 1, 2, ...),
-as a PNG image. It shows whatever is on screen, so it asks first (system:screenshot)
-unless the user allowed it. Fails with the reason where there is no display (a
-headless machine, an SSH session). For a web page, browser_screenshot is better."""
+DESCRIPTION = """A PNG screenshot of the user's screen (all monitors, or `monitor` 1, 2, ...).
+
+It asks first (system:screenshot). Fails where there is no display. For a web page
+use browser_screenshot."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ class SkillArgs(Args):
     skill: str = Field(
         "",
         validation_alias=AliasChoices("skill", "name"),
-        description="The skill's name (case does not matter). Empty: list the skills.",
+        description="The skill's name (any case). Empty: list the skills.",
     )
 
     @field_validator("skill")
@@ -71,11 +71,10 @@ class SkillOutput(Output):
 
 DESCRIPTION = """Load a skill: instructions the user or the project wrote for a kind of task.
 
-Before starting a task that an available skill covers, call this with the skill's name
-(case does not matter) and follow the instructions it returns. The result also names
-the skill's folder and its other files (scripts, templates, references): read them
-with read_file when the instructions refer to them. With no name, lists the available
-skills with their descriptions. An unknown name is NOT_FOUND with the names there are."""
+Before a task an available skill covers, call this with its name and follow the
+instructions returned. The result names the skill's folder and other files (scripts,
+templates): read them with read_file when the instructions refer to them. With no
+name, lists the skills with their descriptions."""
 
 
 def _skills(ctx: ToolContext) -> SkillSet:
@@ -131,7 +130,7 @@ def _render_list(skills: list[dict[str, Any]], errors: list[dict[str, Any]]) -> 
             lines.append(f"- {s['name']}: {s['description'] or '(no description)'}")
     else:
         lines = [
-            "No skills found. A skill is a folder <name>/SKILL.md in "
+            "No skills found. A skill is a folder <name>/SKILL.md, or a file <name>.md, in "
             + ", ".join(SKILL_DIRS)
             + " (in the workspace or the user's home)."
         ]

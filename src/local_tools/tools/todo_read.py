@@ -27,7 +27,8 @@ class TodoReadOutput(TodoListOutput):
     output=TodoReadOutput,
 )
 def todo_read(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """Read your saved task list for this workspace, as todo_write last saved it: every
-    item with its id, status and priority, and how many items have each status."""
+    """Read your saved task list: every item with id, status and priority, and counts per
+    status.
+    """
     todos, updated_at = user_todos(ctx.state_dir, ctx.workspace, ctx.user_id)
     return {**todo_list(todos), "updated_at": updated_at}

@@ -31,8 +31,7 @@ class TodoItem(BaseModel):
         None,
         min_length=1,
         max_length=64,
-        description="The item's id: keep it when you send the list again; leave it out "
-        "for a new item and one is assigned.",
+        description="Unique id; leave it out for a new item.",
     )
     content: str = Field(
         min_length=1, max_length=MAX_CONTENT, description="What is to be done, in a line."
@@ -43,7 +42,7 @@ class TodoItem(BaseModel):
         None,
         alias="activeForm",
         max_length=MAX_CONTENT,
-        description="Optional: the item as shown while in progress (e.g. 'Running the tests').",
+        description="The item as shown while in progress, e.g. 'Running the tests'.",
     )
 
     @field_validator("id", mode="before")
@@ -70,8 +69,7 @@ class TodoItem(BaseModel):
 class TodoWriteArgs(Args):
     todos: list[TodoItem] = Field(
         max_length=MAX_TODOS,
-        description="The whole task list, in order. A plain string is taken as a pending "
-        "item with that content.",
+        description="The whole list, in order; a plain string is a pending item.",
     )
 
     @field_validator("todos", mode="before")
@@ -161,13 +159,10 @@ def render_todos(output: dict[str, Any]) -> str:
 
 DESCRIPTION = f"""Save your task list for this workspace, replacing the whole list saved before.
 
-Use it to plan work of several steps and to show progress. Send every item each time
-with its current status (pending, in_progress, completed, cancelled) and priority
-(high, medium, low; default medium). Keep an item's id when you send it again; new
-items may leave the id out and get one. An item may also be a plain string (a pending
-item). Ids must be unique. Work on one item at a time: more than one in_progress is
-allowed, but pointed out. An empty list clears it. The list survives restarts;
-todo_read returns it. At most {MAX_TODOS} items."""
+Plan work of several steps and show progress: send every item each time with its
+status and priority. Keep an item's id when sending it again; new items may leave it
+out. Work on one item at a time (several in_progress are pointed out). An empty list
+clears it. The list survives restarts; todo_read returns it. At most {MAX_TODOS} items."""
 
 
 @tool(

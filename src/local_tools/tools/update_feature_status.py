@@ -32,8 +32,7 @@ class UpdateFeatureStatusArgs(Args):
     output=UpdatedOutput,
 )
 def update_feature_status(args: UpdateFeatureStatusArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Set a feature's status (planned, in_progress, done, dropped) and, with covers=,
-    replace the requirements it covers. An unknown id is NOT_FOUND."""
+    """Set a feature's status and, with covers=, replace the requirements it covers."""
     item, before = update(
         open_store(ctx), args.id, "feature", status=args.status, links={"covers": args.covers}
     )

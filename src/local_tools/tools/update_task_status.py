@@ -35,10 +35,12 @@ class UpdateTaskStatusArgs(Args):
     output=UpdatedOutput,
 )
 def update_task_status(args: UpdateTaskStatusArgs, ctx: ToolContext) -> dict[str, Any]:
-    """Move a task along its status machine: pending → in_progress → completed or
-    blocked; blocked → in_progress. Any other move is refused, naming the moves allowed
-    from the current status. depends_on= / implements= replace its links (a cycle this
-    closes is pointed out in `note`). An unknown id is NOT_FOUND."""
+    """Move a task along pending → in_progress → completed or blocked (blocked →
+    in_progress), or replace its links.
+
+    Any other move is refused, naming the moves allowed. A cycle the new links close is
+    pointed out in `note`.
+    """
     store = open_store(ctx)
     links = {
         "depends_on": args.depends_on,

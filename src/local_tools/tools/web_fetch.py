@@ -37,20 +37,17 @@ class WebFetchArgs(Args):
     url: str = Field(description="The http:// or https:// URL to fetch.", max_length=8192)
     format: Literal["markdown", "text", "html"] = Field(
         "markdown",
-        description="markdown (default): the page's main content as Markdown; text: plain "
-        "text; html: the HTML as served. Applies to HTML pages only.",
+        description="For HTML: markdown (main content), text, or html as served.",
     )
     timeout: float = Field(
-        30.0, gt=0, le=_web.MAX_TIMEOUT, description="Seconds for the whole fetch (max 120)."
+        30.0, gt=0, le=_web.MAX_TIMEOUT, description="Seconds for the whole fetch."
     )
-    start_index: int = Field(
-        0, ge=0, description="Character offset to start from: the next_index of a previous call."
-    )
+    start_index: int = Field(0, ge=0, description="Character offset: a previous call's next_index.")
     max_length: int = Field(
         DEFAULT_LENGTH,
         ge=1,
         le=MAX_LENGTH,
-        description=f"Most characters to return (default {DEFAULT_LENGTH}).",
+        description="Most characters to return.",
     )
 
 
@@ -82,17 +79,14 @@ class WebFetchOutput(Output):
 
 DESCRIPTION = f"""Fetch a web page (http or https) and return its content as Markdown.
 
-HTML is converted to Markdown by default (navigation, scripts and other page chrome
-dropped; the main content kept when the page marks it), or to plain text
-(format='text'), or returned as served (format='html'). Other text (JSON, XML, plain
-text) comes as is, PDFs as extracted text, images (PNG, JPEG, GIF, WebP) as an image.
-Other binary content is refused. Long pages come in parts of `max_length` characters
-(default {DEFAULT_LENGTH}): call again with start_index = next_index to read on. Pages
-over {MAX_PAGE_BYTES // 2**20} MB are cut there. Redirects are followed (up to 5) and
-the final URL is reported. A 4xx/5xx answer is an error naming the status, the
-server's reason and Retry-After, so a block (403, 429) is not mistaken for an empty
-page. Addresses on this machine or the local network are refused. To call an API
-(other methods, headers, JSON), use http_request; to find pages, web_search."""
+HTML becomes Markdown (page chrome dropped) or `format` text or html. JSON, XML and
+plain text come as is, PDFs as text, images as an image; other binary is refused.
+Long pages come in parts of `max_length` characters (default {DEFAULT_LENGTH}): call
+again with start_index = next_index. Pages over {MAX_PAGE_BYTES // 2**20} MB are cut.
+Redirects are followed (up to 5). A 4xx/5xx is an error with the status, reason and
+Retry-After, so a block (403, 429) is not taken for an empty page. Local network
+addresses are refused. For APIs (methods, headers, JSON) use http_request; to find
+pages, web_search."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -22,9 +22,7 @@ TIMEOUT = 30.0
 
 class WebSearchArgs(Args):
     query: str = Field(min_length=1, max_length=400, description="What to search for.")
-    num_results: int = Field(
-        DEFAULT_RESULTS, ge=1, le=MAX_RESULTS, description="How many results (1-20)."
-    )
+    num_results: int = Field(DEFAULT_RESULTS, ge=1, le=MAX_RESULTS, description="How many results.")
 
 
 class SearchHit(BaseModel):
@@ -39,12 +37,11 @@ class WebSearchOutput(Output):
     query: str = Field(description="The query searched for.")
 
 
-DESCRIPTION = f"""Search the web and return results: title, URL and a snippet each.
+DESCRIPTION = """Search the web and return results, best first: title, URL and a snippet each.
 
-Uses the search provider the user configured (SearXNG, Brave, Tavily or Exa). Returns
-up to `num_results` results (default {DEFAULT_RESULTS}, at most {MAX_RESULTS}), best
-first. Read a result with web_fetch. When no provider is configured the error says
-what the user must set; do not retry then."""
+Uses the provider the user configured (SearXNG, Brave, Tavily or Exa). Read a result
+with web_fetch. When no provider is configured the error says what the user must
+set; do not retry then."""
 
 
 def _render(output: dict[str, Any]) -> str:

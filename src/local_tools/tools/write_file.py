@@ -17,15 +17,11 @@ from local_tools.tools._common import path_subject, shown_path
 
 
 class WriteFileArgs(Args):
-    path: str = Field(
-        description="File to write: workspace-relative, or absolute inside a writable root."
-    )
+    path: str = Field(description="File to write, workspace-relative or absolute.")
     content: str = Field(description="The full text to write.")
     encoding: str = Field("utf-8", description="Text encoding to write with.")
     overwrite: bool = Field(False, description="Replace the file if it already exists.")
-    append: bool = Field(
-        False, description="Add content to the end of the file instead of replacing it."
-    )
+    append: bool = Field(False, description="Add content to the end of the file.")
 
 
 class WriteFileOutput(Output):
@@ -36,15 +32,12 @@ class WriteFileOutput(Output):
     bom: bool = Field(description="Whether the file starts with a byte order mark.")
 
 
-DESCRIPTION = """Write a text file in the workspace.
+DESCRIPTION = """Write a text file in the workspace, creating missing parent folders.
 
-Creates the file and any missing parent folders. An existing file is only replaced
-with overwrite=true (otherwise ALREADY_EXISTS); append=true adds to the end. Writes
-are atomic: the file is never left half-written. When replacing or appending to a
-file with CRLF line endings, content with plain \\n line endings is written with CRLF;
-content containing \\r\\n is written as given. A UTF-8 byte-order mark is kept when
-replacing a file that has one. System folders are never written. To change part of
-an existing file, prefer edit."""
+An existing file is replaced only with overwrite=true (else ALREADY_EXISTS);
+append=true adds to the end. Writes are atomic. Replacing or appending to a CRLF file
+writes plain \\n content with CRLF; a UTF-8 BOM is kept. To change part of a file,
+prefer edit."""
 
 # Enough of the old file to tell its line endings; a huge file is judged by its start.
 _STYLE_SAMPLE = 64 * 1024

@@ -15,6 +15,7 @@ __all__ = [
     "STRICT_KEYWORDS",
     "SchemaError",
     "accepts_null",
+    "compact",
     "inline_refs",
     "restore_strict_arguments",
     "to_strict",
@@ -35,6 +36,10 @@ MAX_PROPERTIES = 5000
 # Keywords whose values are maps of name -> schema (their keys are not keywords).
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 NULL: dict[str, Any] = {"type": "null"}
+# Bounds at or past these guard the runtime against abuse; no model argument nears them,
+# so the published schema leaves them out (the tool's own model still enforces them).
+GUARD_LENGTH = 1000
+GUARD_NUMBER = 1_000_000
 
 
 class SchemaError(ValueError):
@@ -89,6 +94,54 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     out = resolve({k: v for k, v in schema.items() if k not in ("$defs", "definitions")})
     assert isinstance(out, dict)
     return out
+
+
+def _drop_null_branch(node: dict[str, Any]) -> dict[str, Any]:
+    """``anyOf: [T, null]`` with a null default, as plain ``T``: leaving the field out says
+    the same, and it is what pydantic writes for every ``T | None = None``."""
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or len(branches) != 2 or node.get("default", 0) is not None:
+        return node
+    kept = [b for b in branches if b != NULL]
+    if len(kept) != 1 or not isinstance(kept[0], dict):
+        return node
+    rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+    return {**kept[0], **rest}
+
+
+def _is_guard(key: str, value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if key in ("maxLength", "maxItems"):
+        return value >= GUARD_LENGTH
+    return key in ("maximum", "exclusiveMaximum") and value >= GUARD_NUMBER
+
+
+def compact(schema: dict[str, Any]) -> dict[str, Any]:
+    """A self-contained schema (``inline_refs``) with what tells a model nothing left out.
+
+    Optional fields that default to null lose the ``null`` branch and the ``default``
+    (leaving the field out means the same), and guard bounds (``_is_guard``) go.
+    Validation is the tool's args model, which keeps every rule; every value this schema
+    allows, the model accepts too. Not for strict mode: ``to_strict`` needs the originals.
+    """
+
+    def walk(node: Any, optional: bool = False) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if optional:
+            node = _drop_null_branch(node)
+        node = {k: v for k, v in node.items() if not _is_guard(k, v)}
+        required = set(node.get("required", []))
+        out = _walk_children(node, walk)
+        if isinstance(node.get("properties"), dict):
+            props = node["properties"]
+            out["properties"] = {n: walk(sub, n not in required) for n, sub in props.items()}
+        return out
+
+    result = walk(schema)
+    assert isinstance(result, dict)
+    return result
 
 
 def accepts_null(node: dict[str, Any]) -> bool:

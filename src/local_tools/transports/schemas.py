@@ -19,6 +19,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from local_tools.core.tool import Tool
 from local_tools.transports.schema_rewrite import (
     SchemaError,
+    compact,
     inline_refs,
     restore_strict_arguments,
     to_strict,
@@ -82,8 +83,9 @@ def _accepted_names(model: type[BaseModel]) -> set[str]:
 
 
 def input_schema(tool: Tool) -> dict[str, Any]:
-    """The tool's argument schema, self-contained (no ``$ref``) and an object at the root."""
-    schema = inline_refs(tool.parameters)
+    """The tool's argument schema, self-contained (no ``$ref``) and an object at the root,
+    without what tells a model nothing (``compact``: null branches, guard bounds)."""
+    schema = compact(inline_refs(tool.parameters))
     schema["type"] = "object"
     # pydantic publishes an AliasPath-only field under its own name, which the model
     # rejects unless it populates by name: such a schema would make every call fail.
