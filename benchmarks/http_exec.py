@@ -72,7 +72,7 @@ def plain_server(answer_file: str) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from local_tools.transports.http_server import _bind
+    from local_tools.serving.startup import bind_socket
 
     answer = Path(answer_file).read_bytes()
 
@@ -81,7 +81,7 @@ def plain_server(answer_file: str) -> None:
         return Response(answer, media_type="application/json")
 
     app = Starlette(routes=[Route("/exec", exec_, methods=["POST"])])
-    sock = _bind("127.0.0.1", 0)
+    sock = bind_socket("127.0.0.1", 0)
     config = uvicorn.Config(
         app,
         log_level="warning",

@@ -10,9 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from local_tools.core.audit import AuditLog
-from local_tools.core.config import Action, Config, load_config
+from local_tools.core.config import Action, Config, ConfigError, load_config
 from local_tools.core.context import ProgressFunc
 from local_tools.core.output import cleanup_spills, render_compact
+from local_tools.core.profiles import (
+    Profile,
+    UnknownProfile,
+    listed_tools,
+    listing_version,
+    resolve_profile,
+)
 from local_tools.core.registry import Registry
 from local_tools.core.runner import Runner
 from local_tools.core.state import (
@@ -49,6 +56,9 @@ class Toolbox:
     imported (``trust_notice()`` says what was left out). ``trust=True`` is for a caller
     who vouches for the folder; ``trust=False`` ignores a stored trust. A ``config``
     passed here is the caller's own and always applies in full.
+
+    ``profile`` (default: ``[toolsets] profile``, else "core") decides what ``tools()``
+    and the servers list to a model; it never limits what can be called by name.
     """
 
     def __init__(
@@ -62,6 +72,7 @@ class Toolbox:
         plugins: bool = True,
         tools: Iterable[Tool] | None = None,
         trust: bool | None = None,
+        profile: str | None = None,
     ) -> None:
         start = Path(workspace) if workspace is not None else Path.cwd()
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
@@ -98,6 +109,7 @@ class Toolbox:
             plugin_trust = stored_trust(self.workspace, self.state_dir)  # another folder
         self.registry = _build_registry(tools, self.workspace if plugins else None, plugin_trust)
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
+        self.profile = self._profile(profile)
         self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
         # Where calls with no person at their own door wait for the web console.
         self.pending = PendingQueue(ws_state / "pending.sqlite")
@@ -110,8 +122,17 @@ class Toolbox:
             spill_dir=self.spill_dir,
             audit=self.audit,
             asker=asker if asker is not None else QueueAsker(self.pending),
+            profile=self.profile,
         )
         self._local = threading.local()
+
+    def _profile(self, name: str | None) -> Profile:
+        try:
+            return resolve_profile(
+                name or self.config.toolsets.profile, self.config.profile_entries()
+            )
+        except UnknownProfile as exc:
+            raise ConfigError(f"--profile: {exc}") from None
 
     def _protected_paths(self) -> dict[str, dict[str, Action]]:
         """Rules no broad allow lifts for the files that steer local-tools itself.
@@ -236,9 +257,27 @@ class Toolbox:
 
     # -- describing -------------------------------------------------------------
 
-    def tools(self) -> list[dict[str, Any]]:
-        """Enabled tools with name, description, JSON Schema parameters, permission, hints."""
-        return [t.describe() for t in self.registry.enabled() if t.name != "invalid"]
+    def listed(
+        self, *, user_id: str = "default", session_id: str | None = None, profile: str | None = None
+    ) -> list[Tool]:
+        """The tools listed to a model: the profile's (this Toolbox's, or `profile`:
+        "full" lists every enabled tool), those `find_tools` loaded into the session, less
+        those denied to the user outright. Every enabled tool stays callable by name."""
+        chosen = self.profile if profile is None else self._profile(profile)
+        session = self.runner.session_state(user_id, session_id)
+        return listed_tools(self.registry, self.policy, chosen, session, user_id)
+
+    def tools(
+        self, *, user_id: str = "default", session_id: str | None = None, profile: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The listed tools (see `listed`) with name, description, JSON Schema parameters,
+        permission, hints."""
+        listed = self.listed(user_id=user_id, session_id=session_id, profile=profile)
+        return [t.describe() for t in listed]
+
+    def listing_version(self, *, user_id: str = "default", session_id: str | None = None) -> int:
+        """Changes when `find_tools` loads tools into the session: time to re-list."""
+        return listing_version(self.runner.session_state(user_id, session_id))
 
     def render(self, envelope: Mapping[str, Any]) -> str:
         """The text a model reads for this envelope (the tool's own rendering on success)."""

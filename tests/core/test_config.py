@@ -164,7 +164,10 @@ def test_plugin_permissions_are_accepted(ws: Path) -> None:
             "[users.alice]\npermisions = {}",
             "unknown key 'users.alice.permisions' (did you mean 'permissions'?)",
         ),
-        ("[toolsets]\nzzz = 1", "unknown key 'toolsets.zzz' (expected one of: enabled, disabled)"),
+        (
+            "[toolsets]\nzzz = 1",
+            "unknown key 'toolsets.zzz' (expected one of: enabled, disabled, profile)",
+        ),
     ],
 )
 def test_unknown_keys_are_named_with_a_hint(ws: Path, toml: str, expected: str) -> None:
@@ -396,8 +399,9 @@ def test_init_template_shows_every_section_and_is_commented() -> None:
     sections = {"workspace", "permissions", "sandbox", "network", "browser", "limits", "toolsets"}
     sections |= {"http", "knowledge", "review", "deploy"}
     assert set(parsed) == sections
-    assert set(parsed) == set(Config.model_fields) - {"users"}
+    assert set(parsed) == set(Config.model_fields) - {"users", "profiles"}
     assert "[users.alice.permissions]" in text  # shown as a commented example
+    assert "[profiles.frontend]" in text
     assert text.count("#") > 20
 
 
@@ -406,7 +410,9 @@ def test_init_template_examples_are_valid_when_uncommented(ws: Path) -> None:
     lines = []
     for line in default_config_toml().splitlines():
         stripped = line.removeprefix("# ")
-        if stripped.startswith(('"', "[users")) or stripped.startswith("root ="):
+        if stripped.startswith(('"', "[users", "[profiles", "tools =")) or stripped.startswith(
+            "root ="
+        ):
             lines.append(stripped.split("  #")[0])
         else:
             lines.append(line)

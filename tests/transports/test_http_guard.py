@@ -20,8 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from local_tools.serving.startup import bind_socket
 from local_tools.transports.http_guard import Guard, origin_matches
-from local_tools.transports.http_server import _server_error, bind_socket
+from local_tools.transports.http_server import _server_error
 
 TOKEN = "f" * 64
 

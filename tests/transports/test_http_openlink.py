@@ -154,11 +154,18 @@ def test_parameter_lines_and_tools_listing(box: Toolbox) -> None:
 def test_prompt_lists_tools_and_skills(box: Toolbox) -> None:
     text = prompt_text(box, [{"name": "deploy", "description": "Ship it"}, {"name": "bare"}])
     assert text.count('<tool name="') == 1 and 'call_id="k3x9q"' in text
-    assert "### kinds\nEcho the arguments with their types.\nParameters:\n- text: string" in text
+    assert "### kinds\nEcho the arguments with their types.\n- text: string" in text
     assert "## Skills\n- **deploy**: Ship it\n- **bare**\n" in text
-    assert "### process_list\n" in text and "Parameters: none" in text
-    # Compact: every enabled tool, once, in about a kilobyte each at most.
-    assert len(text) < 1_000 * len(box.registry.enabled())
+    # A tool without parameters is its name and summary alone.
+    plist = box.registry.resolve("process_list")
+    assert plist is not None
+    summary = " ".join(plist.description.split("\n\n")[0].split())
+    assert f"### process_list\n{summary}\n\n###" in text
+    # The profile's tools (a custom tool is listed by every built-in profile), each once,
+    # the finder among them, with how to load the rest.
+    for t in box.listed():
+        assert text.count(f"\n### {t.name}\n") == (t.name != "call_tool"), t.name
+    assert "### browser_launch" not in text and "call find_tools" in text
     assert "## Skills" not in prompt_text(box, [])
 
 

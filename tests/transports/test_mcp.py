@@ -519,7 +519,7 @@ def test_server_lists_what_schema_format_mcp_prints(workspace: Path) -> None:
     from local_tools.transports.schemas import tool_schemas
 
     tb = Toolbox(workspace)
-    printed = {d["name"]: d for d in tool_schemas(tb.registry.enabled(), "mcp")}
+    printed = {d["name"]: d for d in tool_schemas(tb.listed(), "mcp")}
     tb.close()
 
     async def main() -> None:

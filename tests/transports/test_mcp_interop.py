@@ -266,3 +266,53 @@ def test_inspector_cli(target: list[str], era: str, ws: Path, env: dict[str, str
     rc, missing = call("read_file", "path=no-such-file.txt")
     assert rc == 5 and missing["isError"] is True, missing  # 5: the tool reported an error
     assert _text(missing).startswith("Error [NOT_FOUND]:")
+
+
+# -- from the default profile to a tool it does not list ------------------------------
+# The browser tool reached is browser_get_state, which starts Debian's chromium.
+
+
+def test_typescript_client_relists_after_find_tools(
+    target: list[str], ws: Path, env: dict[str, str]
+) -> None:
+    # The SDK's own listChanged handling: on notifications/tools/list_changed it lists
+    # again; the browser tool is then in its list and called by name.
+    mode = "http" if target[0].startswith("http://") else "stdio"
+    cmd = [NODE or "node", "ts_profiles.mjs", "browser", "browser_get_state", mode, *target]
+    done = _run(cmd, env)
+    assert done.returncode == 0, done.stderr
+    summary: dict[str, Any] = json.loads(done.stdout)
+    assert summary["capabilities"]["tools"]["listChanged"] is True
+    assert "find_tools" in summary["before"] and "browser_get_state" not in summary["before"]
+    assert (
+        summary["found"]["isError"] is False
+        and "Loaded into this session" in summary["found"]["text"]
+    )
+    assert summary["refreshError"] is None, summary
+    assert {"browser_launch", "browser_get_state", "read_file"} <= set(summary["after"])
+    called = summary["called"]
+    assert called["isError"] is False, called
+    assert "about:blank" in called["text"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_inspector_reaches_an_unlisted_tool_through_call_tool(
+    target: list[str], era: str, ws: Path, env: dict[str, str]
+) -> None:
+    # The Inspector CLI lists once per run and refuses names not in that list: the
+    # finder gives the tool's name and parameters, call_tool runs it.
+    rc, out, err = _inspector(target, era, env, "--method", "tools/list")
+    assert rc == 0, (out, err)
+    listed = {t["name"] for t in out["result"]["tools"]}
+    assert {"find_tools", "call_tool"} <= listed and "browser_get_state" not in listed
+
+    find = ["--method", "tools/call", "--tool-name", "find_tools", "--tool-arg", "query=browser"]
+    rc, out, err = _inspector(target, era, env, *find)
+    assert rc == 0 and out["result"]["isError"] is False, (out, err)
+    assert "browser_get_state" in _text(out["result"])
+
+    call = ["--method", "tools/call", "--tool-name", "call_tool"]
+    call += ["--tool-arg", "name=browser_get_state", "arguments={}"]
+    rc, out, err = _inspector(target, era, env, *call)
+    assert rc == 0 and out["result"]["isError"] is False, (out, err)
+    assert "about:blank" in _text(out["result"])

@@ -155,6 +155,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"tool": "list_dir", "args": {}},
         ]
     },
+    "find_tools": {"query": "browser screenshot", "load": False},
+    "call_tool": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
 }
 
 

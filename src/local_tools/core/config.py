@@ -32,6 +32,7 @@ from pydantic import (
     PrivateAttr,
     Tag,
     ValidationError,
+    model_validator,
 )
 
 if sys.version_info >= (3, 11):
@@ -56,6 +57,7 @@ from local_tools.core.config_checks import (
     _non_empty_path,
 )
 from local_tools.core.config_errors import ACTION_TAG, TABLE_TAG, describe
+from local_tools.core.profiles import DEFAULT_PROFILE, UnknownProfile, resolve_profile
 from local_tools.core.trust import Trust
 
 __all__ = [
@@ -219,7 +221,7 @@ class DeployConfig(_Section):
     extensions: list[Annotated[str, AfterValidator(_check_extension)]] = Field(
         default_factory=lambda: list(DEPLOY_EXTENSIONS)
     )
-    # Added to the fixed ones (.git/, README.md, local-tools.toml, .local-tools/).
+    # Added to the fixed ones (.git/, README.md, local-tools.toml, config.toml, .local-tools/).
     protected: list[Annotated[str, AfterValidator(_check_protected)]] = Field(default_factory=list)
 
 
@@ -243,6 +245,15 @@ class ToolsetsConfig(_Section):
         default_factory=lambda: ["*"]
     )
     disabled: Annotated[list[Name], BeforeValidator(_one_or_many)] = Field(default_factory=list)
+    # What is listed to a model (core/profiles.py); `--profile` overrides it.
+    profile: Name = DEFAULT_PROFILE
+
+
+class ProfileConfig(_Section):
+    """`[profiles.NAME]`: toolsets, tool names, globs and other profiles to list."""
+
+    tools: Annotated[list[Name], BeforeValidator(_one_or_many)]
+    description: str = ""
 
 
 class Config(_Section):
@@ -258,6 +269,19 @@ class Config(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
+    profiles: dict[Name, ProfileConfig] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _profile_known(self) -> Config:
+        try:
+            resolve_profile(self.toolsets.profile, self.profile_entries())
+        except UnknownProfile as exc:
+            raise ValueError(f"toolsets.profile: {exc}") from None
+        return self
+
+    def profile_entries(self) -> dict[str, list[str]]:
+        """`[profiles]` as core/profiles.py reads it: name -> entries."""
+        return {name: list(p.tools) for name, p in self.profiles.items()}
 
     # Not a TOML key: where this config came from (a file path, "<dict>", or None).
     _source: str | None = PrivateAttr(default=None)

@@ -7,7 +7,8 @@ the defaults are kept:
 - permission rules whose action is `deny` or `ask` (the built-in defaults deny nothing,
   so an `ask` can only take a decision back to the person), in `[permissions]` and
   `[users.*.permissions]`;
-- `[toolsets] enabled` / `disabled` (the default enables everything);
+- `[toolsets] enabled` / `disabled` (the default enables everything), `profile` and
+  `[profiles]` (they decide what is listed to a model, never what it may do);
 - `[sandbox] mode` other than "off", `network = false`, a `deny_read` that keeps every
   default entry, an empty `allow_read`;
 - `[limits]` and `[browser] max_download_mb` no larger than the defaults;
@@ -54,6 +55,7 @@ def _always(value: Any, default: Any) -> bool:
 _NARROWING: dict[tuple[str, str], Callable[[Any, Any], bool]] = {
     ("toolsets", "enabled"): _always,
     ("toolsets", "disabled"): _always,
+    ("toolsets", "profile"): _always,  # what is listed, never what is allowed
     ("sandbox", "mode"): lambda value, default: value != "off",
     ("sandbox", "network"): lambda value, default: value is False,
     ("sandbox", "deny_read"): _superset,  # hides at least what the defaults hide
@@ -86,6 +88,8 @@ def narrowing_only(config: Config) -> tuple[dict[str, Any], list[str]]:
                 uid: {"permissions": _rules(user.permissions, f"users.{uid}.permissions", ignored)}
                 for uid, user in value.items()
             }
+        elif name == "profiles":  # listing only: a profile grants nothing
+            kept[name] = {n: p.model_dump() for n, p in value.items()}
         elif isinstance(value, BaseModel):
             kept[name] = _section(name, value, ignored)
         else:  # pragma: no cover - every top-level key is a section or a rule table

@@ -90,6 +90,12 @@ max_processes = 8             # commands running at once, background ones includ
 [toolsets]
 enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
 disabled = []                 # toolsets to leave out even when enabled matches
+profile = "core"              # what is listed to a model: core, full, browser, knowledge,
+#                             # review, web, system, a [profiles] name, or "core,browser";
+#                             # every enabled tool stays callable, find_tools loads more
+
+# [profiles.frontend]         # a profile of your own: toolsets, tool names, globs, profiles
+# tools = ["core", "browser", "http_request"]
 
 [http]                        # `local-tools serve http` (the openlink extension, the console)
 # Browser origins allowed to call it besides its own console page; * matches any text.

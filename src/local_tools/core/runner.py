@@ -18,17 +18,19 @@ import os
 import sys
 import time
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from local_tools.core.arg_aliases import canonical_args
 from local_tools.core.audit import AuditLog, AuditRecord
 from local_tools.core.config import Config
 from local_tools.core.context import ProgressFunc, ToolContext, session_owner
 from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
 from local_tools.core.output import bound_text
+from local_tools.core.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from local_tools.core.registry import Registry
 from local_tools.core.resources import Resources
 from local_tools.core.tool import Tool
@@ -57,6 +59,7 @@ class Runner:
     spill_dir: Path
     audit: AuditLog | None = None
     asker: Asker | None = None
+    profile: Profile = field(default_factory=lambda: resolve_profile(DEFAULT_PROFILE))
 
     def __post_init__(self) -> None:
         self._sessions: dict[str, dict[str, Any]] = {}
@@ -65,6 +68,11 @@ class Runner:
         self._call_prefix = os.urandom(4).hex()
         self._call_counter = itertools.count(1)
         self.resources = Resources()
+
+    def session_state(self, user_id: str, session_id: str | None) -> Mapping[str, Any]:
+        """The scratch state tools keep for one of a user's sessions (ToolContext.session);
+        empty for a session that has none yet (none is made for asking)."""
+        return self._sessions.get(session_owner(user_id, session_id), {})
 
     def end_session(self, user_id: str, session_id: str | None) -> None:
         """Forget a finished session: its scratch state and what it left running."""
@@ -154,6 +162,7 @@ class Runner:
                 f"Arguments for {tool.name} must be a JSON object of named parameters, "
                 f"got {type(raw_args).__name__}."
             )
+        raw_args = canonical_args(tool, raw_args)  # names other tool layers taught models
         try:
             args = tool.args_model.model_validate(raw_args)
         except ValidationError as exc:

@@ -178,6 +178,12 @@ class Policy:
 
         return test
 
+    def denies_all(self, user_id: str, permission: str) -> bool:
+        """Whether every subject of `permission` is denied to `user_id` (no rule, answer
+        or default gives anything else): a tool needing it is not offered to a model."""
+        _, _, by_group, fallback = self._compiled(user_id, permission)
+        return fallback[0] == "deny" and all(action == "deny" for action, _ in by_group[1:])
+
     def check_permission(self, user_id: str, permission: str) -> bool:
         """The Python guide's check: True unless the permission is denied outright."""
         return self.evaluate(user_id, permission).action != "deny"

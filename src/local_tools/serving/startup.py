@@ -9,6 +9,7 @@ the record.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -33,6 +34,7 @@ __all__ = [
     "ServerStart",
     "bind_socket",
     "held_stop_signals",
+    "log_to_stderr",
     "start_server",
     "token_hint",
 ]
@@ -147,3 +149,13 @@ def held_stop_signals() -> Iterator[list[int]]:
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+def log_to_stderr() -> None:
+    """The server's warnings and errors on stderr (stdout carries the URL)."""
+    logger = logging.getLogger("local_tools")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)

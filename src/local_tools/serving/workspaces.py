@@ -27,8 +27,10 @@ class WorkspaceToolboxes:
         *,
         fixed: bool,
         log: logging.Logger,
+        profile: str | None = None,
     ) -> None:
         self._config = config
+        self._profile = profile
         self._state_dir = state_dir
         self._fixed = fixed
         self._log = log
@@ -55,7 +57,7 @@ class WorkspaceToolboxes:
             return None
         log = self._log
         try:
-            tb = Toolbox(workspace, self._config, state_dir=self._state_dir)
+            tb = Toolbox(workspace, self._config, state_dir=self._state_dir, profile=self._profile)
         except (ConfigError, DuplicateToolError, PluginError) as exc:
             # The server keeps running so every call can tell the person what is wrong.
             self._errors[workspace] = str(exc)

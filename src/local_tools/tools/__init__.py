@@ -28,6 +28,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.browser_snapshot import browser_snapshot
     from local_tools.tools.browser_type import browser_type
     from local_tools.tools.browser_wait_for import browser_wait_for
+    from local_tools.tools.call_tool import call_tool
     from local_tools.tools.check_data_format import check_data_format
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
@@ -42,6 +43,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.file_delete import file_delete
     from local_tools.tools.file_move import file_move
     from local_tools.tools.file_stat import file_stat
+    from local_tools.tools.find_tools import find_tools
     from local_tools.tools.get_design_document import get_design_document
     from local_tools.tools.get_implementation_plan import get_implementation_plan
     from local_tools.tools.get_requirements import get_requirements
@@ -108,6 +110,8 @@ def builtin_tools() -> list[Tool]:
         todo_write,
         todo_read,
         skill,
+        find_tools,
+        call_tool,
         save_memory,
         save_insight,
         save_issue,

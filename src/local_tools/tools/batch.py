@@ -48,7 +48,7 @@ class BatchArgs(Args):
     tool_calls: list[BatchCall] = Field(
         min_length=1,
         max_length=MAX_CALLS,
-        description=f"The calls to make, 1 to {MAX_CALLS}; results come back in this order.",
+        description="The calls to make.",
     )
 
     @field_validator("tool_calls", mode="before")
@@ -65,9 +65,10 @@ class BatchArgs(Args):
     @classmethod
     def _not_nested(cls, value: list[BatchCall]) -> list[BatchCall]:
         for n, call in enumerate(value):
-            if call.tool.strip().casefold() == "batch":
+            nested = call.tool.strip().casefold()
+            if nested in ("batch", "call_tool"):
                 raise ValueError(
-                    f"tool_calls[{n}] is a batch; batches do not nest: put its calls in "
+                    f"tool_calls[{n}] is a {nested}; batches do not nest: put its calls in "
                     f"this list (at most {MAX_CALLS})"
                 )
         return value
@@ -106,7 +107,7 @@ def _renderers() -> dict[str, RenderFunc]:
     return {t.name: t.render for t in builtin_tools() if t.render is not None}
 
 
-def _result_text(envelope: dict[str, Any]) -> str:
+def result_text(envelope: dict[str, Any]) -> str:
     if not envelope.get("success"):
         error = envelope.get("error") or {}
         return f"Error [{error.get('error_code')}]: {error.get('message')}"
@@ -126,17 +127,16 @@ def _render(output: dict[str, Any]) -> str:
         name = (envelope.get("meta") or {}).get("tool", "?")
         outcome = "ok" if envelope.get("success") else "failed"
         lines.append(f"--- [{n}] {name}: {outcome} ---")
-        lines.append(_result_text(envelope))
+        lines.append(result_text(envelope))
     return "\n".join(lines)
 
 
-DESCRIPTION = f"""Make several independent tool calls at once; they run concurrently.
+DESCRIPTION = """Make several independent tool calls at once; they run concurrently.
 
-Use it for calls that do not depend on each other (read several files, run several
-searches); each result comes back in order, as if called alone. Each call is checked
-on its own (arguments, permission, audit): one failing does not stop the others. At
-most {MAX_CALLS} calls; a batch cannot contain another batch. When a call needs
-another's result, make them one after the other instead."""
+For calls that do not depend on each other (read several files, run several
+searches); results come back in order, as if called alone. Each call is checked on
+its own; one failing does not stop the others. No batch inside a batch. When a call
+needs another's result, make them one after the other."""
 
 
 @tool(

@@ -71,10 +71,12 @@ def _parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", parents=[common], help="tools, toolsets and aliases")
     lst.add_argument("--json", action="store_true")
+    _add_profile(lst)
     lst.set_defaults(handler=_cmd_list)
 
     schema = sub.add_parser("schema", parents=[common], help="tool schemas for model APIs")
     schema.add_argument("--format", choices=FORMATS, default="openai")
+    _add_profile(schema)
     schema.set_defaults(handler=_cmd_schema)
 
     logp = sub.add_parser("log", parents=[common], help="recent calls from the audit log")
@@ -107,14 +109,24 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default loopback)")
     mcp.add_argument("--port", type=int, default=39528, help="HTTP port (default 39528)")
+    _add_profile(mcp)
     mcp.set_defaults(handler=_cmd_serve_mcp)
     http = servers.add_parser(
         "http", parents=[common], help="the HTTP server for the openlink extension and the console"
     )
     http.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
     http.add_argument("--port", type=int, default=39527, help="port (default 39527; 0: any free)")
+    _add_profile(http)
     http.set_defaults(handler=_cmd_serve_http)
     return parser
+
+
+def _add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        help="the tools listed to a model: core (default), full, browser, knowledge, review, "
+        "web, system, one of [profiles], or several joined by commas",
+    )
 
 
 def _add_common(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -129,14 +141,15 @@ def _toolbox(ns: argparse.Namespace, *, interactive: bool = False) -> Any:
     from local_tools.toolbox import Toolbox
 
     asker = TerminalAsker() if interactive and TerminalAsker.available() else None
-    tb = Toolbox(ns.workspace, ns.config, asker=asker)
+    profile = getattr(ns, "profile", None)
+    tb = Toolbox(ns.workspace, ns.config, asker=asker, profile=profile)
     notice = tb.trust_notice()
     if notice and asker is not None:  # a person at the terminal: offer trust on first use
         from local_tools.transports.cli_trust import offer_trust
 
         if offer_trust(notice, Path(ns.workspace or "."), tb.state_dir, sys.stdin, sys.stderr):
             tb.close()
-            tb = Toolbox(ns.workspace, ns.config, asker=asker)
+            tb = Toolbox(ns.workspace, ns.config, asker=asker, profile=profile)
     return tb
 
 
@@ -203,6 +216,12 @@ def _cmd_list(ns: argparse.Namespace) -> int:
                 aliases = f"  (aliases: {', '.join(t['aliases'])})" if t["aliases"] else ""
                 first = _summary(t["description"])
                 print(f"  {t['name']:<16} {t['permission'] or '-':<{width}} {first}{aliases}")
+        hidden = len(tb.listed(profile="full")) - len(tools)
+        if hidden > 0:
+            print(
+                f"\n{len(tools)} tools listed by the profile {tb.profile.name!r}; {hidden} more "
+                "are callable by name and found with find_tools (--profile full lists them)."
+            )
     return EXIT_OK
 
 
@@ -214,9 +233,7 @@ def _summary(description: str, width: int = 60) -> str:
 
 def _cmd_schema(ns: argparse.Namespace) -> int:
     with _toolbox(ns) as tb:
-        print(
-            json.dumps(tool_schemas(tb.registry.enabled(), ns.format), indent=2, ensure_ascii=False)
-        )
+        print(json.dumps(tool_schemas(tb.listed(), ns.format), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -257,14 +274,16 @@ def _cmd_serve_mcp(ns: argparse.Namespace) -> int:
     import asyncio
 
     # Deferred: the MCP SDK takes about a second to import; no other command pays it.
-    from local_tools.transports.mcp import LocalToolsMcp, serve_http, serve_stdio
+    from local_tools.transports.mcp import LocalToolsMcp, serve_stdio
+    from local_tools.transports.mcp_http import serve_http
 
     # stderr: on stdio, stdout is the protocol.
     _print_startup_notice(
         ns,
         "" if ns.workspace else " (the current directory, used when the MCP client names no root)",
     )
-    app = LocalToolsMcp(ns.workspace, ns.config)  # a broken config is reported per call
+    # A broken config or unknown profile is logged at start and reported per call.
+    app = LocalToolsMcp(ns.workspace, ns.config, profile=ns.profile)
     try:
         if ns.transport == "http":
             asyncio.run(serve_http(app, ns.host, ns.port))
@@ -281,7 +300,7 @@ def _cmd_serve_http(ns: argparse.Namespace) -> int:
 
     _print_startup_notice(ns, "")
     try:
-        serve(ns.workspace, ns.config, host=ns.host, port=ns.port)
+        serve(ns.workspace, ns.config, host=ns.host, port=ns.port, profile=ns.profile)
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
             raise UsageError(

@@ -52,7 +52,7 @@ from starlette.routing import Route
 
 from local_tools.search.file_index import FileIndex
 from local_tools.security.server_token import TokenSource, token_ok
-from local_tools.serving.startup import BACKLOG, bind_socket, held_stop_signals, start_server
+from local_tools.serving.startup import held_stop_signals, log_to_stderr, start_server
 from local_tools.skills import list_skills
 from local_tools.toolbox import Toolbox
 from local_tools.transports.http_guard import (
@@ -71,11 +71,9 @@ from local_tools.transports.openlink import (
 from local_tools.transports.web_console import close_console, console_heartbeat, console_routes
 
 __all__ = [
-    "BACKLOG",
     "DEFAULT_PORT",
     "USER_ID",
     "ServerState",
-    "bind_socket",
     "build_app",
     "serve",
 ]
@@ -338,15 +336,16 @@ def serve(
     port: int = DEFAULT_PORT,
     state_dir: str | Path | None = None,
     out: TextIO | None = None,
+    profile: str | None = None,
 ) -> None:
     """Run the server until interrupted. `port=0` picks a free port; the URL with the
     token is printed to `out` (stdout) once the socket is bound. Raises OSError when the
-    address is taken, ConfigError for a broken config."""
+    address is taken, ConfigError for a broken config or an unknown `profile`."""
     import uvicorn
 
     out = out or sys.stdout
     bind_host = "127.0.0.1" if host == "localhost" else host
-    tb = Toolbox(workspace, config, state_dir=state_dir)
+    tb = Toolbox(workspace, config, state_dir=state_dir, profile=profile)
     start = start_server(tb.state_dir, "http", bind_host, port, on_failure=tb.close)
     state = ServerState(tb, start.tokens, bind_host, start.port)
     uv_config = uvicorn.Config(
@@ -361,8 +360,7 @@ def serve(
     )
 
     class _Server(uvicorn.Server):
-        # uvicorn waits for open responses before the lifespan's shutdown, and a console's
-        # event stream never ends by itself: end the streams as soon as shutdown starts.
+        # A console's event stream never ends by itself: end it when shutdown starts.
         def handle_exit(self, sig: int, frame: Any) -> None:
             close_console(tb)
             super().handle_exit(sig, frame)
@@ -372,7 +370,7 @@ def serve(
             for sig in held:  # arrived before uvicorn's handlers: stop now
                 self.handle_exit(sig, None)
 
-    _stderr_logging()
+    log_to_stderr()
     for failure in tb.registry.failures:  # the other tools still serve
         log.error("custom tools not loaded from %s: %s", failure.source, failure.error)
     start.listen()  # recorded before the URL is printed; removed when the server stops
@@ -393,12 +391,3 @@ def serve(
             _Server(uv_config).run(sockets=[start.sock])
     finally:
         start.stop()
-
-
-def _stderr_logging() -> None:
-    logger = logging.getLogger("local_tools")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.WARNING)

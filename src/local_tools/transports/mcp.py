@@ -24,7 +24,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -32,24 +32,25 @@ from urllib.parse import unquote, urlparse
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
+from local_tools.core.profiles import DEFAULT_PROFILE, resolve_profile
 from local_tools.core.state import default_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
 from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
-from local_tools.security.server_token import bearer_ok
-from local_tools.serving.startup import start_server, token_hint
 from local_tools.serving.workspaces import WorkspaceToolboxes
 from local_tools.toolbox import Toolbox
+from local_tools.transports.mcp_prompts import get_prompt, list_prompts
 from local_tools.transports.schemas import BINARY_SUFFIX, to_mcp
 
-__all__ = ["LocalToolsMcp", "serve_http", "serve_stdio"]
+__all__ = ["SESSION_HEADER", "LocalToolsMcp", "serve_stdio", "stderr_logging"]
 
 log = logging.getLogger("local_tools.mcp")
 
@@ -68,15 +69,19 @@ class LocalToolsMcp:
         config: str | os.PathLike[str] | None = None,
         *,
         state_dir: str | os.PathLike[str] | None = None,
+        profile: str | None = None,
     ) -> None:
         self._fixed = Path(workspace).resolve() if workspace is not None else None
+        self._profile = profile
         self._state_dir = state_dir
         # Per client session (None: stdio, or HTTP on 2026-07-28, which has no sessions).
         self._roots: dict[str | None, Path | None] = {}
         self._last_seen: dict[str, float] = {}
         self._toolboxes = WorkspaceToolboxes(
-            config, state_dir, fixed=self._fixed is not None, log=log
+            config, state_dir, fixed=self._fixed is not None, log=log, profile=profile
         )
+        # 2026-07-28 clients hear of a changed tool list on a `subscriptions/listen` stream.
+        self.events = InMemorySubscriptionBus()
         self._announced: Path | None = None
         self.elicit = RoundTripElicit()
         if self._fixed is not None:
@@ -86,13 +91,16 @@ class LocalToolsMcp:
     def server(self) -> Server[Any]:
         from local_tools import __version__
 
-        server: Server[Any] = Server(
+        server: Server[Any] = _Server(
             "local-tools",
             version=__version__,
             title="local-tools",
-            instructions="Local file, search and shell tools, jailed to one workspace.",
+            instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_subscriptions_listen=ListenHandler(self.events),
         )
         # Registered directly: the constructor's on_roots_list_changed warns (deprecated in
         # 2026-07-28), but legacy clients still send it.
@@ -129,8 +137,32 @@ class LocalToolsMcp:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         tb = self._toolboxes.load(await self._workspace(ctx))
-        tools = tb.registry.enabled() if tb is not None else _builtin_tools()
-        return types.ListToolsResult(tools=[mcp_tool(t) for t in tools if t.name != "invalid"])
+        if tb is not None:
+            tools = tb.listed(user_id=USER_ID, session_id=_session_id(ctx))
+        else:  # a broken config: what the profile would list, each call says what to fix
+            profile = resolve_profile(self._profile or DEFAULT_PROFILE)
+            tools = [t for t in _builtin_tools() if t.name != "invalid" and profile.lists(t)]
+        return types.ListToolsResult(tools=[mcp_tool(t) for t in tools])
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        tb = self._toolboxes.load(await self._workspace(ctx))
+        return await list_prompts(tb, **self._call(ctx))
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        tb = self._toolboxes.load(await self._workspace(ctx))
+        return await get_prompt(tb, params.name, **self._call(ctx))
+
+    def _call(self, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
+        return {
+            "user_id": USER_ID,
+            "transport": "mcp",
+            "session_id": _session_id(ctx),
+            "asker": self._asker(ctx, None),
+        }
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -146,6 +178,7 @@ class LocalToolsMcp:
             return _error_result(ErrorCode.EXECUTION_ERROR.value, message)
         args = params.arguments or {}
         state = self.elicit.start(params) if _modern(ctx) else None
+        listing = tb.listing_version(user_id=USER_ID, session_id=session_id)
         try:
             envelope = await tb.arun(
                 params.name,
@@ -158,7 +191,18 @@ class LocalToolsMcp:
             )
         except InputRequired as need:
             return need.result
+        if tb.listing_version(user_id=USER_ID, session_id=session_id) != listing:
+            await self._tools_changed(ctx)  # find_tools loaded tools: the client re-lists
         return call_result(tb, envelope)
+
+    async def _tools_changed(self, ctx: ServerRequestContext[Any]) -> None:
+        try:
+            if _modern(ctx):
+                await self.events.publish(ToolsListChanged())
+            else:
+                await ctx.session.send_tool_list_changed()
+        except Exception as exc:  # a client gone: the tools are loaded all the same
+            log.warning("could not tell the client its tool list changed: %s", exc)
 
     async def _roots_changed(
         self, ctx: ServerRequestContext[Any], params: types.NotificationParams
@@ -195,6 +239,22 @@ class LocalToolsMcp:
             how = "the client's roots" if from_roots else "the current directory"
             log.warning("workspace: %s (from %s)", chosen, how)
         return chosen
+
+
+INSTRUCTIONS = (
+    "Local file, search and shell tools, jailed to one workspace. More tools (browser, "
+    "memory, project data, review, HTTP) are found and loaded with find_tools."
+)
+
+
+class _Server(Server[Any]):
+    """Says it sends notifications/tools/list_changed (find_tools loads tools per session)."""
+
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None, **rest: Any
+    ) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, **rest)
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
@@ -265,7 +325,7 @@ def _builtin_tools() -> list[Tool]:
     return list(builtin_tools())
 
 
-def _stderr_logging() -> None:
+def stderr_logging() -> None:
     # stdout is the protocol on stdio: everything the server says goes to stderr.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -277,83 +337,13 @@ def _stderr_logging() -> None:
 async def serve_stdio(app: LocalToolsMcp) -> None:
     from mcp.server.stdio import stdio_server
 
-    _stderr_logging()
+    stderr_logging()
     server = app.server()
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:
         app.close()
-
-
-async def serve_http(app: LocalToolsMcp, host: str = "127.0.0.1", port: int = 39528) -> None:
-    """Streamable HTTP at http://HOST:PORT/mcp; Host and Origin must be loopback."""
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    _stderr_logging()
-    # Always on, whatever the bind address: a page in a browser must not reach the
-    # tools through DNS rebinding (CVE-2025-66414's class).
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
-    starlette = app.server().streamable_http_app(transport_security=security, host=host)
-    start = start_server(app.state_dir, "mcp", host, port, on_failure=app.close)
-    guarded = _require_bearer(_ending_sessions(starlette, app), start.tokens.current)
-    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
-    start.listen()
-    try:
-        log.warning("local-tools MCP server on http://%s:%d/mcp", host, start.port)
-        log.warning("%s", token_hint(start.state_dir, start.token, start.made_now))
-        await uvicorn.Server(config).serve(sockets=[start.sock])
-    finally:
-        start.stop()
-        app.close()
-
-
-def _ending_sessions(asgi: Any, app: LocalToolsMcp) -> Any:
-    """ASGI wrapper: a client's DELETE ends its session here too, not only in the SDK."""
-
-    async def ending(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "DELETE":
-            return await asgi(scope, receive, send)
-        status = 0
-
-        async def watch(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        await asgi(scope, receive, watch)
-        session = dict(scope.get("headers") or []).get(SESSION_HEADER.encode())
-        if session and 200 <= status < 300:  # the SDK knew the session and ended it
-            await anyio.to_thread.run_sync(app.end_session, session.decode("latin-1"))
-
-    return ending
-
-
-def _require_bearer(app: Any, token: Callable[[], str]) -> Any:
-    """ASGI wrapper: HTTP requests without the server's bearer token get 401 (`token`
-    is asked at each request: a rotated token applies at once)."""
-
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            if not bearer_ok(given, token()):
-                body = b'{"error": "missing or wrong bearer token (see the server log)"}'
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"www-authenticate", b'Bearer realm="local-tools"'),
-                ]})  # fmt: skip
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)
-
-    return guarded
 
 
 def _progress_sender(ctx: ServerRequestContext[Any]) -> ProgressFunc:

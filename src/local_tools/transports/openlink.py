@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from local_tools.core.arg_aliases import target_name
 from local_tools.core.tool import Tool
 
 __all__ = [
@@ -94,7 +95,9 @@ def _coerce_object(
     extra = schema.get("additionalProperties")
     out: dict[str, Any] = {}
     for key, item in value.items():
-        sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+        # An alias the runner will rename (`replaceAll`) is coerced by its target's type.
+        name = key if key in props else (target_name(key, props) or key)
+        sub = props.get(name, extra if isinstance(extra, Mapping) else None)
         out[key] = coerce_value(item, sub, defs)
     return out
 
@@ -275,7 +278,7 @@ def parameter_lines(tool: Tool) -> dict[str, str]:
 
 
 def _listed(tb: Any) -> list[Tool]:
-    return [t for t in tb.registry.enabled() if t.name != "invalid"]
+    return list(tb.listed())
 
 
 def tools_listing(tb: Any) -> dict[str, Any]:
@@ -338,14 +341,22 @@ def _system_info(tb: Any) -> str:
 
 
 def _tool_text(tool: Tool) -> str:
-    lines = [f"### {tool.name}", tool.description.strip()]
+    """A tool in the prompt: its summary (the description's first paragraph) and its
+    parameters; the full description is one find_tools call away."""
+    summary = " ".join(tool.description.split("\n\n", 1)[0].split())
+    lines = [f"### {tool.name}", summary]
     params = parameter_lines(tool)
     if params:
-        lines.append("Parameters:")
         lines.extend(f"- {name}: {text}" for name, text in params.items())
-    else:
-        lines.append("Parameters: none")
     return "\n".join(lines)
+
+
+_MORE = """\
+## More tools
+Only everyday tools are listed. For others (browser, HTTP requests, memory, project \
+requirements and tasks, review, screenshots), call find_tools with words for what you \
+need: it answers with their parameters; then call them by name.
+"""
 
 
 def _skill_line(skill: Mapping[str, Any]) -> str:
@@ -363,7 +374,11 @@ def prompt_text(tb: Any, skills: list[dict[str, Any]]) -> str:
         _system_info(tb),
         _FORMAT,
         _RULES,
-        "## Tools\n\n" + "\n\n".join(_tool_text(t) for t in _listed(tb)) + "\n",
+        # A web chat names any tool in its reply: call_tool has nothing to add there.
+        "## Tools\n\n"
+        + "\n\n".join(_tool_text(t) for t in _listed(tb) if t.name != "call_tool")
+        + "\n",
+        _MORE,
     ]
     if skills:
         listed = "\n".join(_skill_line(s) for s in skills)
