@@ -81,6 +81,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/mcp_server.py
 	$(BIN)/python benchmarks/http_exec.py
 	$(BIN)/python benchmarks/web.py
+	$(BIN)/python benchmarks/listing.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules
