@@ -237,3 +237,50 @@ def test_the_called_tools_call_is_audited_under_the_call_tool_call(make_toolbox:
 def test_batch_does_not_nest_call_tool(tb: Toolbox) -> None:
     message = err(tb.run("batch", {"tool_calls": [{"tool": "call_tool"}]}), "INVALID_INPUT")
     assert "is a call_tool; batches do not nest" in message
+
+
+# -- what a review found -------------------------------------------------------------------
+
+
+def test_profiles_naming_each_other_twice_expand_in_linear_time(make_toolbox: Any) -> None:
+    # Each level names the one below twice: expanded naively that is 2**40 entries.
+    profiles = {f"p{i}": {"tools": [f"p{i - 1}", f"p{i - 1}"]} for i in range(1, 41)}
+    profiles["p0"] = {"tools": ["core", "http_request"]}
+    tb = make_toolbox({"profiles": profiles, "toolsets": {"profile": "p40"}})
+    assert names(tb) == CORE | {"http_request"}
+    ok(tb.run("find_tools", {"query": "browser", "load": False}))  # resolves every profile
+
+
+def test_too_many_profiles_is_a_config_error(make_toolbox: Any) -> None:
+    chain = {f"p{i}": {"tools": [f"p{i - 1}"]} for i in range(1, 1500)}
+    chain["p0"] = {"tools": ["core"]}
+    with pytest.raises(ConfigError, match="at most 64 profiles"):
+        make_toolbox({"profiles": chain})
+
+
+def test_a_builtin_profile_extended_under_its_own_name(make_toolbox: Any) -> None:
+    tb = make_toolbox({"profiles": {"browser": {"tools": ["browser", "screenshot"]}}})
+    assert names(tb, profile="browser") == BROWSER | {"screenshot", "find_tools", "call_tool"}
+
+
+def test_description_only_matches_are_shown_not_loaded(tb: Toolbox) -> None:
+    found = ok(tb.run("find_tools", {"query": "atomically"}, session_id="s"))
+    assert found["tools"] and found["loaded"] == []
+    assert not any(t["listed"] for t in found["tools"] if t["name"] not in CORE)
+    assert tb.listing_version(session_id="s") == 0
+
+
+def test_json_text_nested_past_the_parser_is_invalid_input(tb: Toolbox) -> None:
+    deep = "[" * 100_000
+    assert err(tb.run("call_tool", {"name": "x", "arguments": deep}), "INVALID_INPUT")
+    assert err(tb.run("batch", {"tool_calls": deep}), "INVALID_INPUT")
+
+
+def test_call_tool_json_text_arguments_are_redacted_in_the_audit(make_toolbox: Any) -> None:
+    tb = make_toolbox(audit=True)
+    text = '{"command": "true", "env": {"DB_URL_PART": "hunter2-secret"}}'
+    tb.run("call_tool", {"name": "exec_cmd", "arguments": text})
+    assert tb.audit is not None
+    tb.audit.flush()
+    row = tb.audit.query(tool="call_tool", limit=1)[0]
+    assert "hunter2" not in str(row.args) and "DB_URL_PART" in str(row.args)

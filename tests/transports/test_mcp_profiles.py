@@ -161,3 +161,46 @@ def test_cli_list_and_schema_take_a_profile(
         [*base, "list", *where, "--profile", "nope"], capture_output=True, text=True, env=env
     )
     assert bad.returncode == 2 and "unknown profile 'nope'" in bad.stderr
+
+
+def test_an_unknown_profile_still_lists_and_every_call_says_why(
+    workspace: Path, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        app = LocalToolsMcp(workspace, state_dir=tmp_path / "state", profile="nope")
+        try:
+            async with Client(app.server()) as c:
+                assert "read_file" in _names(await c.list_tools())  # core, not an error
+                result = await c.call_tool("read_file", {"path": "x"})
+                assert result.is_error
+                text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+                assert "unknown profile 'nope'" in text
+        finally:
+            app.close()
+
+    _run(main)
+
+
+def test_listing_prompts_never_asks(workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".skills" / "deploy").mkdir(parents=True)
+    (workspace / ".skills" / "deploy" / "SKILL.md").write_text(SKILL)
+    config = tmp_path / "c.toml"
+    config.write_text('[permissions]\nskill = "ask"\n')
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
+    async def main() -> None:
+        app = LocalToolsMcp(workspace, config, state_dir=tmp_path / "state")
+        try:
+            async with Client(app.server(), mode="legacy", elicitation_callback=elicit) as c:
+                prompts = (await c.list_prompts()).prompts
+                assert [p.name for p in prompts] == ["deploy"] and asked == []
+                got = await c.get_prompt("deploy")  # getting one asks, as loading a skill does
+                assert len(asked) == 1 and got.messages
+        finally:
+            app.close()
+
+    _run(main)

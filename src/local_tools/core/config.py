@@ -273,8 +273,14 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _profile_known(self) -> Config:
+        entries = self.profile_entries()
+        for name in entries:  # each is checked: find_tools resolves them all
+            try:
+                resolve_profile(name, entries)
+            except UnknownProfile as exc:
+                raise ValueError(f"profiles.{name}: {exc}") from None
         try:
-            resolve_profile(self.toolsets.profile, self.profile_entries())
+            resolve_profile(self.toolsets.profile, entries)
         except UnknownProfile as exc:
             raise ValueError(f"toolsets.profile: {exc}") from None
         return self

@@ -85,35 +85,79 @@ class Profile:
         )
 
 
+MAX_PROFILES = 64  # in [profiles]: an untrusted workspace may set them
+MAX_ENTRIES = 256  # per profile
+
+
 def resolve_profile(spec: str, defined: Mapping[str, Sequence[str]] | None = None) -> Profile:
     """`spec`: one profile name or several joined by commas. A profile of `defined`
     (the config's `[profiles]`) may name toolsets, tools, globs and other profiles;
-    one of the same name as a built-in replaces it. Raises UnknownProfile."""
+    one of the same name as a built-in replaces it (and inside its own list, its name
+    means the toolset: `[profiles.browser] tools = ["browser", "screenshot"]`). Each
+    profile is expanded once, so nesting costs linear time. Raises UnknownProfile."""
     defined = defined or {}
+    if len(defined) > MAX_PROFILES:
+        raise UnknownProfile(f"at most {MAX_PROFILES} profiles in [profiles]")
+    for name, entries in defined.items():
+        if len(entries) > MAX_ENTRIES:
+            raise UnknownProfile(f"profile {name!r} has over {MAX_ENTRIES} entries")
     names = [part.strip() for part in spec.split(",") if part.strip()]
     if not names:
         raise UnknownProfile(f"no profile named in {spec!r}; {_known(defined)}")
+    expanded: dict[str, tuple[str, ...]] = {}
     patterns: list[str] = []
     for name in names:
-        patterns += _expand(name, defined, ())
+        patterns += _expand(name, defined, expanded)
     builtin = all(n not in defined and n in BUILTIN_PROFILES for n in names)
     return Profile(",".join(names), tuple(dict.fromkeys(patterns)), builtin)
 
 
-def _expand(name: str, defined: Mapping[str, Sequence[str]], seen: tuple[str, ...]) -> list[str]:
-    if name in seen:
-        raise UnknownProfile(f"profile {name!r} includes itself ({' -> '.join((*seen, name))})")
-    if name in defined:
-        entries: Iterable[str] = defined[name]
-    elif name in BUILTIN_PROFILES:
-        return list(BUILTIN_PROFILES[name])
-    else:
-        raise UnknownProfile(f"unknown profile {name!r}; {_known(defined)}")
-    patterns: list[str] = []
-    for entry in entries:
-        is_profile = entry in defined or (entry in BUILTIN_PROFILES and entry not in _TOOLSETS)
-        patterns += _expand(entry, defined, (*seen, name)) if is_profile else [entry]
-    return patterns
+def _expand(
+    root: str, defined: Mapping[str, Sequence[str]], expanded: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """`root`'s patterns, expanding the profiles it names depth first without recursion
+    (a chain of thousands must not exhaust the stack); each profile once (`expanded`)."""
+    if root not in defined and root not in BUILTIN_PROFILES:
+        raise UnknownProfile(f"unknown profile {root!r}; {_known(defined)}")
+    path: list[str] = []  # the profiles being expanded, outermost first
+    stack: list[str] = [root]
+    while stack:
+        name = stack[-1]
+        if name in expanded:
+            stack.pop()
+            continue
+        if name not in defined:  # a built-in, not replaced
+            expanded[name] = BUILTIN_PROFILES[name]
+            stack.pop()
+            continue
+        pending = [e for e in _profiles_named(name, defined) if e not in expanded]
+        if not pending:
+            patterns: list[str] = []
+            for entry in defined[name]:
+                named = entry != name and _is_profile(entry, defined)
+                patterns += expanded[entry] if named else [entry]
+            expanded[name] = tuple(dict.fromkeys(patterns))
+            stack.pop()
+            if path and path[-1] == name:
+                path.pop()
+            continue
+        if name in path:
+            raise UnknownProfile(f"profile {name!r} includes itself ({' -> '.join(path)})")
+        path.append(name)
+        for entry in pending:
+            if entry in path:
+                cycle = " -> ".join((*path, entry))
+                raise UnknownProfile(f"profile {entry!r} includes itself ({cycle})")
+            stack.append(entry)
+    return expanded[root]
+
+
+def _profiles_named(name: str, defined: Mapping[str, Sequence[str]]) -> list[str]:
+    return [e for e in defined[name] if e != name and _is_profile(e, defined)]
+
+
+def _is_profile(entry: str, defined: Mapping[str, Sequence[str]]) -> bool:
+    return entry in defined or (entry in BUILTIN_PROFILES and entry not in _TOOLSETS)
 
 
 # Profile names that are also toolset names mean the toolset inside a profile's list.

@@ -13,6 +13,7 @@ gate skips the ones that hold none of the characters or prefixes a rule needs.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from local_tools.core.redact_text import _GATE, REDACTED, _scan
@@ -36,9 +37,32 @@ def _redact_str(s: str, limit: int | None) -> str:
     if limit is not None and len(s) > limit:
         head = _redact_str(s[: limit + _CLIP_MARGIN], None)
         return f"{head[:limit]}…[clipped, {len(s)} chars]"
-    if len(s) < 8 or _GATE(s) is None:
+    if len(s) < 8:
         return s
-    return _scan(s)
+    scanned = s if _GATE(s) is None else _scan(s)
+    if s[0] in _JSON_STARTS:
+        return _json_text(s, scanned)
+    return scanned
+
+
+_JSON_STARTS = "{["
+_JSON_MAX = 1 << 20  # larger JSON text is scanned as text
+
+
+def _json_text(s: str, scanned: str) -> str:
+    """Arguments sent as JSON text (call_tool's, batch's) are also redacted as the object
+    they are (an `env` inside is hidden by its key, which no text rule sees): the text
+    scan's result when it hid as much, else the redacted object written back."""
+    if len(s) > _JSON_MAX:
+        return scanned
+    try:
+        parsed = json.loads(s)
+        redacted = _redact(parsed, None)
+        if redacted == parsed or json.loads(scanned) == redacted:
+            return scanned
+    except (ValueError, RecursionError):  # not JSON (or the scan made it so): text rules
+        return scanned
+    return json.dumps(redacted, ensure_ascii=False)
 
 
 def _hide(value: Any) -> Any:
@@ -93,7 +117,11 @@ def _redact_dict(d: dict[Any, Any], limit: int | None) -> dict[Any, Any]:
         if kind == _PLAIN:
             tv = type(v)
             if tv is str:
-                if len(v) < 8 or (_GATE(v) is None and (limit is None or len(v) <= limit)):
+                if len(v) < 8 or (
+                    v[0] not in _JSON_STARTS
+                    and _GATE(v) is None
+                    and (limit is None or len(v) <= limit)
+                ):
                     out[k] = v
                 else:
                     out[k] = _redact_str(v, limit)

@@ -37,7 +37,7 @@ class BatchCall(BaseModel):
             return value
         try:
             parsed = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             parsed = None
         if not isinstance(parsed, dict):
             raise ValueError("must be an object of the tool's arguments (or it as JSON text)")
@@ -57,7 +57,7 @@ class BatchArgs(Args):
         if isinstance(value, str):  # the HTTP server's XML parameters send text
             try:
                 return json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ValueError("must be a list of {tool, args} (a JSON array, as text)") from None
         return value
 

@@ -44,7 +44,7 @@ class CallToolArgs(Args):
             return value
         try:
             parsed = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             parsed = None
         if not isinstance(parsed, dict):
             raise ValueError("must be an object of the tool's arguments (or it as JSON text)")

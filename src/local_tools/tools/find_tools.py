@@ -91,10 +91,12 @@ def find_tools(args: FindToolsArgs, ctx: ToolContext) -> dict[str, Any]:
         ((score, t) for t in candidates if (score := _score(t, words)) > 0),
         key=lambda pair: (-pair[0], pair[1].name),
     )
-    strong = [t for score, t in scored if score >= _NAME_HIT]
-    best = strong[:MAX_MATCHES] or [t for _, t in scored[:3]]
-    found = list({t.name: t for t in (*in_groups, *best)}.values())
-    new = [t.name for t in found if t.name not in listed]
+    strong = [t for score, t in scored if score >= _NAME_HIT][:MAX_MATCHES]
+    chosen = list({t.name: t for t in (*in_groups, *strong)}.values())
+    # Only description words matched: shown, not loaded (a guess should not grow the list).
+    weak = [] if chosen else [t for _, t in scored[:3]]
+    found = chosen + weak
+    new = [t.name for t in chosen if t.name not in listed]
     loaded = load_into_session(ctx.session, new) if args.load else []
     now = listed | set(loaded)
     return {

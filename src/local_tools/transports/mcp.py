@@ -39,7 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from local_tools.core.context import ProgressFunc
 from local_tools.core.errors import ErrorCode
-from local_tools.core.profiles import DEFAULT_PROFILE, resolve_profile
+from local_tools.core.profiles import DEFAULT_PROFILE, UnknownProfile, resolve_profile
 from local_tools.core.state import default_state_dir
 from local_tools.core.tool import Tool
 from local_tools.interact.base import Asker
@@ -140,7 +140,10 @@ class LocalToolsMcp:
         if tb is not None:
             tools = tb.listed(user_id=USER_ID, session_id=_session_id(ctx))
         else:  # a broken config: what the profile would list, each call says what to fix
-            profile = resolve_profile(self._profile or DEFAULT_PROFILE)
+            try:
+                profile = resolve_profile(self._profile or DEFAULT_PROFILE)
+            except UnknownProfile:  # one of the broken config's own, or a typo
+                profile = resolve_profile(DEFAULT_PROFILE)
             tools = [t for t in _builtin_tools() if t.name != "invalid" and profile.lists(t)]
         return types.ListToolsResult(tools=[mcp_tool(t) for t in tools])
 
@@ -148,13 +151,15 @@ class LocalToolsMcp:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         tb = self._toolboxes.load(await self._workspace(ctx))
-        return await list_prompts(tb, **self._call(ctx))
+        return await list_prompts(tb, USER_ID)
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        tb = self._toolboxes.load(await self._workspace(ctx))
-        return await get_prompt(tb, params.name, **self._call(ctx))
+        workspace = await self._workspace(ctx)
+        tb = self._toolboxes.load(workspace)
+        broken = self._toolboxes.error(workspace) if tb is None else ""
+        return await get_prompt(tb, broken, params.name, **self._call(ctx))
 
     def _call(self, ctx: ServerRequestContext[Any]) -> dict[str, Any]:
         return {
