@@ -198,3 +198,50 @@ def test_denied_writes_stay_denied_on_protected_paths(make_toolbox: Any, workspa
     )
     assert 'is denied by the rule [permissions] "write:file" = "deny"' in msg
     assert not (workspace / ".local-tools").exists()
+
+
+@pytest.mark.parametrize(
+    ("rules", "path"),
+    [
+        ({"*": "allow", "*/secrets/*": "deny"}, "app/secrets/prod.env.example"),
+        ({"*secret*": "deny"}, "mysecret.env.example"),
+    ],
+)
+def test_a_deny_that_only_overlaps_a_protection_still_holds(
+    make_toolbox: Any, workspace: Path, rules: dict[str, str], path: str
+) -> None:
+    # The protections are their own layer: the stricter decision stands unless the rule
+    # that decided names the path. Before, their `*.env.example` allow came after these
+    # broad denies and won.
+    target = workspace / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("TOKEN=from-the-example\n")
+    tb = make_toolbox({"permissions": {"read:file": rules}})
+    denied = tb.run("read_file", {"path": path})
+    assert "denied by the rule" in err(denied, "PERMISSION_DENIED")
+
+
+def test_a_broad_deny_overlapping_protected_folders_still_denies(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    (workspace / "lib" / "vendor" / ".git").mkdir(parents=True)
+    tb = make_toolbox({"permissions": {"write:file": {"*": "allow", "*/vendor/*": "deny"}}})
+    msg = err(
+        tb.run("write_file", {"path": "lib/vendor/.git/config", "content": "x"}),
+        "PERMISSION_DENIED",
+    )
+    assert '"*/vendor/*" = "deny"' in msg
+    # A rule naming the path still lifts the protection, whatever broad rules follow it.
+    named = {"write:file": {".git/*": "allow", "*.md": "deny"}}
+    (workspace / ".git").mkdir()
+    ok(make_toolbox({"permissions": named}).run("write_file", {"path": ".git/x", "content": "x"}))
+
+
+def test_the_protections_own_exception_still_lifts_only_their_ask(
+    make_toolbox: Any, workspace: Path
+) -> None:
+    (workspace / "a.env.example").write_text("X=1\n")
+    (workspace / "a.env").write_text("X=1\n")
+    tb = make_toolbox({"permissions": {"read:file": "allow"}})
+    ok(tb.run("read_file", {"path": "a.env.example"}))
+    err(tb.run("read_file", {"path": "a.env"}), "PERMISSION_DENIED")  # asks; nobody to ask

@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from local_tools.core.config import CONFIG_FILENAME, Config
 from local_tools.core.errors import PermissionDenied
@@ -82,13 +82,20 @@ def _table(entries: Mapping[str, str]) -> str:
 
 # --- the policy ------------------------------------------------------------------
 
-# (path-like permission, fullmatch of all rules or None, (action, rule) by regex
-# group, (action, rule) when nothing matches or for the generic check).
+_Match = Callable[[str], "re.Match[str] | _Hit | None"]
+# A rule as compiled: its action, its description, and whether it names its subject (no
+# leading `*`, or a person's "always" answer): such a rule lifts the built-in protections.
+_Rule = tuple[Action, str, bool]
+# (path-like permission, fullmatch of the rules or None, the rule by regex group, the
+# rule when nothing matches or for the generic check; the built-in protections apart:
+# their fullmatch or None, (action, description) by group).
 _Compiled = tuple[
     bool,
-    Callable[[str], "re.Match[str] | _Hit | None"] | None,
+    _Match | None,
+    tuple[_Rule, ...],
+    _Rule,
+    _Match | None,
     tuple[tuple[Action, str], ...],
-    tuple[Action, str],
 ]
 
 
@@ -146,13 +153,24 @@ class Policy:
     # -- evaluation
 
     def evaluate(self, user_id: str, permission: str, subject: str | None = None) -> Decision:
-        """The action for one subject; `subject=None` is the generic check ("*" rules only)."""
-        path_like, fullmatch, by_group, fallback = self._compiled(user_id, permission)
-        if subject is None or fullmatch is None:
-            action, rule = fallback
-        else:
-            m = fullmatch(_path_key(subject) if path_like else subject)
-            action, rule = by_group[m.lastindex] if m is not None else fallback
+        """The action for one subject; `subject=None` is the generic check ("*" rules only).
+
+        The built-in protections are a layer of their own: unless the rule that decided
+        names the subject, the stricter of its action and theirs stands, so they only
+        ever narrow (their own allows, like `*.env.example`, only lift their own asks).
+        """
+        path_like, fullmatch, by_group, fallback, guard, guards = self._compiled(
+            user_id, permission
+        )
+        if subject is None:
+            return Decision(fallback[0], permission, None, fallback[1])
+        key = _path_key(subject) if path_like else subject
+        m = fullmatch(key) if fullmatch is not None else None
+        action, rule, names = by_group[m.lastindex] if m is not None else fallback
+        if not names and guard is not None:
+            g = guard(key)
+            if g is not None and _STRICTNESS[guards[g.lastindex][0]] < _STRICTNESS[action]:
+                action, rule = guards[g.lastindex]
         return Decision(action, permission, subject, rule)
 
     def subject_filter(
@@ -163,26 +181,21 @@ class Policy:
         For tools that check thousands of paths (glob, grep): no `Decision` per path,
         and no check at all when no rule could give an action outside `keep`.
         """
-        path_like, fullmatch, by_group, fallback = self._compiled(user_id, permission)
-        kept = [action in keep for action, _ in by_group]
-        kept_otherwise = fallback[0] in keep
-        if kept_otherwise and all(kept[1:]):
+        compiled = self._compiled(user_id, permission)
+        by_group, fallback, guards = compiled[2], compiled[3], compiled[5]
+        guarded = not all(action in keep for action, _ in guards[1:])
+        if not guarded and fallback[0] in keep and all(r[0] in keep for r in by_group[1:]):
             return None
-        if fullmatch is None:
+        if not guarded and compiled[1] is None:
+            kept_otherwise = fallback[0] in keep
             return lambda subject: kept_otherwise
-        key = _path_key if path_like else _identity
-
-        def test(subject: str) -> bool:
-            m = fullmatch(key(subject))
-            return kept[m.lastindex] if m is not None else kept_otherwise
-
-        return test
+        return lambda subject: self.evaluate(user_id, permission, subject).action in keep
 
     def denies_all(self, user_id: str, permission: str) -> bool:
         """Whether every subject of `permission` is denied to `user_id` (no rule, answer
         or default gives anything else): a tool needing it is not offered to a model."""
-        _, _, by_group, fallback = self._compiled(user_id, permission)
-        return fallback[0] == "deny" and all(action == "deny" for action, _ in by_group[1:])
+        _, _, by_group, fallback, _, _ = self._compiled(user_id, permission)
+        return fallback[0] == "deny" and all(rule[0] == "deny" for rule in by_group[1:])
 
     def check_permission(self, user_id: str, permission: str) -> bool:
         """The Python guide's check: True unless the permission is denied outright."""
@@ -271,38 +284,32 @@ class Policy:
         # One regex for the whole list: alternatives are tried in order, so with
         # the last rule first, the group that matches is the rule that wins. Rules
         # before the last "*" can never win and are left out.
-        fallback: tuple[Action, str] = (
+        fallback: _Rule = (
             "ask",
             f"no rule for {_q(permission)} matched (unmatched asks)",
+            False,
         )
-        alternatives: list[str] = []
-        by_group: list[tuple[Action, str]] = [fallback]  # group numbers start at 1
-        for pattern, action, text in reversed(rules):
+        kept: list[tuple[str, _Rule]] = []
+        for pattern, action, text, names in reversed(rules):
             if pattern == "*" and not isinstance(pattern, _Literal):
-                fallback = (action, text)
+                fallback = (action, text, False)
                 break
-            alternatives.append(f"({_pattern_regex(pattern)})")
-            by_group.append((action, text))
-        fullmatch = None
-        if alternatives:
-            regex = re.compile("|".join(alternatives), re.DOTALL).fullmatch
-            patterns = [p for p, _, _ in reversed(rules)][: len(alternatives)]
-            fullmatch = _bounded(regex, patterns)
+            kept.append((pattern, (action, text, names)))
+        fullmatch = _joined([p for p, _ in kept])
+        guard_rules = list(reversed(self._protected_rules(permission)))
+        guard = _joined([p for p, _, _ in guard_rules])
+        guards = (("deny", ""), *((a, t) for _, a, t in guard_rules))  # groups start at 1
         if len(self._cache) >= self._MAX_CACHED:
             self._cache.clear()
-        compiled = (permission.endswith(":file"), fullmatch, tuple(by_group), fallback)
+        by_group = (fallback, *(rule for _, rule in kept))
+        compiled = (permission.endswith(":file"), fullmatch, by_group, fallback, guard, guards)
         self._cache[(user_id, permission)] = compiled
         return compiled
 
-    def _rules(self, user_id: str, permission: str) -> list[tuple[str, Action, str]]:
-        """(pattern, action, description) in rule order; a `_Literal` matches verbatim."""
+    def _protected_rules(self, permission: str) -> list[tuple[str, Action, str]]:
         norm = _path_key if permission.endswith(":file") else _identity
-        rules: list[tuple[str, Action, str]] = []
-        layers = list(self._layers)
-        if user_id in self._users:
-            layers.append((user_id, self._users[user_id], self._origin))
         named = "path" if permission.endswith(":file") else "command"
-        protected = [
+        return [
             (
                 norm(pattern),
                 action,
@@ -311,19 +318,25 @@ class Policy:
             )
             for pattern, action in self._protected.get(permission, {}).items()
         ]
+
+    def _rules(self, user_id: str, permission: str) -> list[tuple[str, Action, str, bool]]:
+        """(pattern, action, description, names its subject) in rule order; a `_Literal`
+        matches verbatim. The built-in protections are not among them (`_protected_rules`)."""
+        norm = _path_key if permission.endswith(":file") else _identity
+        rules: list[tuple[str, Action, str, bool]] = []
+        layers = list(self._layers)
+        if user_id in self._users:
+            layers.append((user_id, self._users[user_id], self._origin))
         for uid, perms, origin in layers:
             spec = perms.get(permission)
             if isinstance(spec, str):
                 text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
-                rules.append(("*", spec, text))
-                rules.extend(_capped(protected, "*", spec, text))
+                rules.append(("*", spec, text, False))
             elif spec is not None:
                 for pattern, action in spec.items():
                     entry = _table({pattern: action})
                     text = f"{_section(uid)} {_q(permission)} = {entry} ({origin})"
-                    rules.append((norm(pattern), action, text))
-                    if pattern.startswith("*"):
-                        rules.extend(_capped(protected, norm(pattern), action, text))
+                    rules.append((norm(pattern), action, text, not pattern.startswith("*")))
         where = self.approvals.path or "memory"
         for approval in self.approvals.for_user(user_id):
             if approval.permission != permission:
@@ -337,31 +350,26 @@ class Policy:
             # not approve `ls anything.py`.
             # A pattern stored for a described subject (`(not *`, suggested by older
             # versions) would allow every command not understood: read it verbatim.
+            # A person's answer for a subject names it (lifts the protections); one for
+            # the whole permission does not.
             if approval.subject is None:
-                rules.append(("*", "allow", text))
+                rules.append(("*", "allow", text, False))
             elif approval.pattern and not exact_only(approval.subject):
-                rules.append((norm(approval.subject), "allow", text))
+                rules.append((norm(approval.subject), "allow", text, True))
             else:
-                rules.append((_Literal(norm(approval.subject)), "allow", text))
+                rules.append((_Literal(norm(approval.subject)), "allow", text, True))
         return rules
 
 
 _STRICTNESS: dict[str, int] = {"deny": 0, "ask": 1, "allow": 2}
 
 
-def _capped(
-    protected: list[tuple[str, Action, str]], broad: str, action: str, broad_text: str
-) -> list[tuple[str, Action, str]]:
-    """The protected rules as they follow a broad rule: protection only narrows, so
-    where the broad rule covers a protected pattern its stricter action stays (after
-    `"read:file" = "deny"`, the `*.env.example` exception must not allow reads)."""
-    covers = re.compile(_pattern_regex(broad), re.DOTALL).fullmatch
-    capped: list[tuple[str, Action, str]] = []
-    for pattern, own, text in protected:
-        if _STRICTNESS[action] < _STRICTNESS[own] and covers(pattern):
-            own, text = cast(Action, action), broad_text
-        capped.append((pattern, own, text))
-    return capped
+def _joined(patterns: Sequence[str]) -> _Match | None:
+    """One fullmatch for all `patterns`, its `lastindex` the first that matched."""
+    if not patterns:
+        return None
+    regex = re.compile("|".join(f"({_pattern_regex(p)})" for p in patterns), re.DOTALL)
+    return _bounded(regex.fullmatch, patterns)
 
 
 def _identity(text: str) -> str:
