@@ -158,6 +158,8 @@ def promote(
     """A new `to` entry made from entry `entry_id`, linked to it; the original's
     history records the promotion."""
     _check(to, PROMOTIONS, "to")
+    if not -(2**63) <= entry_id < 2**63:  # beyond any store's integer: SQLite's OverflowError
+        raise NotFound(f"No memory entry has id {entry_id}. Find ids with query_memory.")
     stamp = now_iso()
     with store.write() as conn:
         row = conn.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (entry_id,)).fetchone()

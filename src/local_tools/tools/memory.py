@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,8 @@ MAX_VALUE = 100_000
 
 
 class MemoryArgs(Args):
+    # Stored as given: SQLite keeps a NUL, PostgreSQL refuses it cleanly (core/arg_checks.py).
+    verbatim_text: ClassVar[frozenset[str]] = frozenset({"value"})
     action: Literal["read", "write", "list", "delete"] = Field(description="What to do.")
     key: str = Field(
         "", max_length=128,

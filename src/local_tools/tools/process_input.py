@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -30,6 +30,8 @@ SETTLE_MAX = 2.0
 
 
 class ProcessInputArgs(Args):
+    # Bytes for the process's stdin: may hold NUL (core/arg_checks.py).
+    verbatim_text: ClassVar[frozenset[str]] = frozenset({"input"})
     process_id: str = Field(description="A background process started by exec_cmd.")
     input: str = Field(description="Text for its stdin; a newline is added if missing.")
     timeout: float = Field(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -21,6 +21,8 @@ Scope = Literal["project", "iteration", "session"]
 
 
 class _EntryFields(Args):
+    # Stored as given: SQLite keeps a NUL, PostgreSQL refuses it cleanly (core/arg_checks.py).
+    verbatim_text: ClassVar[frozenset[str]] = frozenset({"content"})
     content: str = Field(min_length=1, max_length=MAX_CONTENT, description="What to remember.")
     title: str = Field("", max_length=MAX_TITLE, description="A short title.")
     tags: list[str] = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -17,6 +17,8 @@ from local_tools.tools._common import path_subject, shown_path
 
 
 class WriteFileArgs(Args):
+    # Written as given: may hold NUL (core/arg_checks.py).
+    verbatim_text: ClassVar[frozenset[str]] = frozenset({"content"})
     path: str = Field(description="File to write, workspace-relative or absolute.")
     content: str = Field(description="The full text to write.")
     encoding: str = Field("utf-8", description="Text encoding to write with.")
