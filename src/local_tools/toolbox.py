@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -239,7 +241,11 @@ class Toolbox:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self._loop().run_until_complete(coro)
+            loop = self._loop()
+            envelope = loop.run_until_complete(coro)
+            if asyncio.all_tasks(loop):  # what the call dropped is closed now, not at exit
+                loop.run_until_complete(asyncio.sleep(0))
+            return envelope
         # Called from inside a running loop (a notebook, an async app): finish the
         # call on a helper thread rather than fail.
         result: dict[str, Any] = {}
@@ -298,7 +304,7 @@ class Toolbox:
         self.pending.close()
         holder: _LoopHolder | None = getattr(self._local, "loop", None)
         if holder is not None:
-            holder.loop.close()
+            _shut_down(holder.loop)
 
     def __enter__(self) -> Toolbox:
         return self
@@ -314,8 +320,31 @@ class _LoopHolder:
         self.loop = asyncio.new_event_loop()
 
     def __del__(self) -> None:
-        if not self.loop.is_closed():
+        if sys.is_finalizing():  # too late to run anything: the modules are going away
             self.loop.close()
+            return
+        with contextlib.suppress(Exception):  # a finalizer never raises
+            _shut_down(self.loop)
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a loop `run` used, as `asyncio.run` closes its own: the work still scheduled
+    runs first. A call can leave some: an async generator dropped before its end (httpx's
+    body streams, when a page is cut at the size limit) is closed by a task the loop
+    schedules as it is garbage collected; closing the loop under that task printed "Task
+    was destroyed but it is pending!"."""
+    if loop.is_closed() or loop.is_running():
+        return
+    try:
+        loop.run_until_complete(asyncio.sleep(0))  # tasks just scheduled get their turn
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
 
 
 def _build_registry(

@@ -70,6 +70,33 @@ def test_closest_name() -> None:
     assert reg.closest("zzzzzz") is None
 
 
+@pytest.mark.parametrize(
+    ("name", "guess"),
+    [
+        ("read_fiel", "read_file"),  # two letters swapped
+        ("raed_file", "read_file"),
+        ("write_fle", "write_file"),  # one left out
+        ("grepp", "grep"),
+        ("gerp", "grep"),
+        ("browser_clik", "browser_click"),
+        ("websearch", "web_search"),  # separators and case
+        ("Web-Fetch", "web_fetch"),
+        ("fetch", "web_fetch"),  # a word of one tool's name only
+        ("kill", "process_kill"),
+        ("nosuch", None),  # far from every name: no guess (was browser_launch)
+        ("nosuchtool", None),  # (was call_tool)
+        ("git_status", None),  # (was file_stat)
+        ("cat", None),
+        ("process", None),  # a word of several tools' names: which one?
+        ("todo", None),
+        ("", None),
+        ("___", None),
+    ],
+)
+def test_closest_suggests_only_close_names(name: str, guess: str | None) -> None:
+    assert Registry(builtin_tools()).closest(name) == guess
+
+
 PLUGIN = '''
 from local_tools import Args, ToolContext, tool
 

@@ -88,7 +88,7 @@ def test_kill_ends_the_whole_tree(tmp_path: Path) -> None:
     cmd.kill("kill")
     assert cmd.wait(10)
     assert cmd.killed_by == "kill"
-    assert cmd.exit_code == -9
+    assert cmd.exit_code == 137
     time.sleep(0.2)
     assert _marked(cmd.tree.marker) == []
 

@@ -192,3 +192,43 @@ def test_init_into_missing_dir_is_usage_error(tmp_path: Path, state: Path) -> No
     r = cli("init", "-w", str(tmp_path / "missing"), cwd=tmp_path, state=state)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("call", "read_file", "--text", "path=a.txt"),
+        ("call", "read_file", "path=a.txt", "--text"),
+        ("call", "read_file", "--user", "bob", "path=a.txt", "--text", "limit=1"),
+        ("call", "--text", "read_file", "limit=1", "--workspace", ".", "path=a.txt"),
+    ],
+)
+def test_pairs_and_options_in_any_order(
+    workspace: Path, state: Path, args: tuple[str, ...]
+) -> None:
+    (workspace / "a.txt").write_text("x\ny\n")
+    r = cli(*args, cwd=workspace, state=state)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("1\tx")
+
+
+def test_a_value_that_looks_like_an_option_stays_a_value(workspace: Path, state: Path) -> None:
+    r = cli(
+        "call", "write_file", "--text", "path=o.txt", "content=--json", cwd=workspace, state=state
+    )
+    assert r.returncode == 0, r.stderr
+    assert (workspace / "o.txt").read_text() == "--json"
+
+
+def test_an_unknown_option_among_pairs_is_a_usage_error(workspace: Path, state: Path) -> None:
+    r = cli("call", "read_file", "--text", "--bogus", "path=a.txt", cwd=workspace, state=state)
+    assert r.returncode == 2
+    assert "--bogus" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_version(workspace: Path, state: Path) -> None:
+    from local_tools import __version__
+
+    r = cli("--version", cwd=workspace, state=state)
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"local-tools {__version__}"

@@ -18,7 +18,6 @@ tools answers UNKNOWN_TOOL saying how to trust the workspace.
 from __future__ import annotations
 
 import ast
-import difflib
 import fnmatch
 import importlib.util
 import logging
@@ -243,16 +242,38 @@ class Registry:
         return found
 
     def closest(self, name: str) -> str | None:
-        names = {t.name: t.name for t in self.enabled()}
+        """The enabled tool `name` is a slip for, or None when no name is close.
+
+        Close: the same name but for case and separators (`ListDir`, `websearch`), a
+        typo or two (an edit distance that grows with the length: `read_fiel`), or a
+        word of one tool's name only (`fetch`: web_fetch; `process` names several: no
+        guess). A name far from every tool (`nosuch`) gets no guess either: a wrong
+        guess sends a model to the wrong tool.
+        """
+        names: dict[str, str] = {}
         for t in self.enabled():
-            for alias in t.aliases:
-                names[alias] = t.name
-        match = difflib.get_close_matches(name, list(names), n=1, cutoff=0.5)
-        if not match:
-            folded = {k.casefold(): v for k, v in names.items()}
-            match = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.5)
-            return folded[match[0]] if match else None
-        return names[match[0]]
+            for spelling in (t.name, *t.aliases):
+                names.setdefault(_folded(spelling), t.name)
+        wanted = _folded(name)
+        if not wanted:
+            return None
+        if wanted in names:
+            return names[wanted]
+        owners = {
+            t.name
+            for t in self.enabled()
+            if any(wanted in _words(spelling) for spelling in (t.name, *t.aliases))
+        }
+        if owners:
+            return owners.pop() if len(owners) == 1 else None
+        allowed = 1 if len(wanted) <= 4 else 2 if len(wanted) <= 8 else 3
+        best: dict[str, int] = {}
+        for spelling, tool in names.items():
+            distance = _edit_distance(wanted, spelling, allowed)
+            if distance <= allowed:
+                best[tool] = min(distance, best.get(tool, distance))
+        fewest = [tool for tool, d in best.items() if d == min(best.values())]
+        return fewest[0] if len(fewest) == 1 else None
 
     def enabled(self) -> list[Tool]:
         return [t for t in self._tools.values() if self.is_enabled(t)]
@@ -262,6 +283,36 @@ class Registry:
 
     def source(self, name: str) -> str:
         return self._sources[name]
+
+
+def _folded(name: str) -> str:
+    """A tool name without case or separators: `List-Dir`, `list_dir` and `ListDir` meet."""
+    return "".join(c for c in name.casefold() if c.isalnum())
+
+
+def _words(name: str) -> list[str]:
+    """The words of a name: `web_fetch` and `WebFetch` are ["web", "fetch"]."""
+    spaced = "".join(f" {c}" if c.isupper() else c for c in name)
+    return [_folded(word) for word in spaced.replace("_", " ").replace("-", " ").split()]
+
+
+def _edit_distance(a: str, b: str, limit: int) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) from `a` to `b`; any
+    value above `limit` once it is certain to exceed it."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]
 
 
 def _tools_in(obj: Any) -> list[Tool]:

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from local_tools.core.arg_aliases import canonical_args
+from local_tools.core.arg_checks import check_args
 from local_tools.core.audit import AuditLog, AuditRecord
 from local_tools.core.config import Config
 from local_tools.core.context import ProgressFunc, ToolContext, session_owner
@@ -163,6 +164,7 @@ class Runner:
                 f"got {type(raw_args).__name__}."
             )
         raw_args = canonical_args(tool, raw_args)  # names other tool layers taught models
+        check_args(tool.args_model, raw_args)  # NUL, surrogates, huge ints, deep nesting
         try:
             args = tool.args_model.model_validate(raw_args)
         except ValidationError as exc:
@@ -310,8 +312,14 @@ class Runner:
         available = sorted(t.name for t in self.registry.enabled() if t.name != "invalid")
         guess = self.registry.closest(name) if isinstance(name, str) else None
         hint = f" Did you mean {guess!r}?" if guess else ""
+        # Naming all ~75 tools costs a model more than it helps; find_tools finds by task.
+        where = (
+            "find_tools finds one for a task"
+            if "find_tools" in available
+            else f"available tools: {', '.join(available)}"
+        )
         return UnknownTool(
-            f"There is no tool named {name!r}.{hint} Available tools: {', '.join(available)}.",
+            f"There is no tool named {name!r}.{hint} Call a listed tool; {where}.",
             details={"available": available, "closest": guess},
         )
 

@@ -62,6 +62,8 @@ class RunningCommand:
         self.command = command
         self.started_at = time.time()
         self.ended_at: float | None = None
+        # The shell's convention: a command ended by signal N is 128 + N (SIGKILL: 137),
+        # whoever reported it (Popen says -N; bash and bwrap say 128 + N of their child).
         self.exit_code: int | None = None
         self.killed_by: str | None = None  # "timeout", "cancel", "kill", "shutdown"
         self.leftovers_killed = False  # the command left processes that were ended
@@ -277,7 +279,7 @@ class RunningCommand:
             t.join(DRAIN_AFTER_EXIT)
 
     def _finish(self) -> None:
-        self.exit_code = self.popen.wait()
+        self.exit_code = shell_exit_code(self.popen.wait())
         self.duration_ms = (time.monotonic() - self.started_monotonic) * 1000
         if self._pipes_held or not self.tree.ended_whole():
             # The shell is gone but something it started is not (`cmd &`, a daemon).
@@ -326,11 +328,19 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def signal_name(code: int | None, *, killed: bool = False) -> str | None:
-    """`SIGKILL` for a Popen return code of -9; None for a normal exit.
+def shell_exit_code(code: int) -> int:
+    """A Popen return code as a shell reports it: 128 + N for a death by signal N (-9:
+    137), so one convention holds whether the command died itself or a wrapper (bash,
+    bwrap) reported its child's death."""
+    return 128 - code if code < 0 else code
 
-    A wrapper that reports its child's death the shell's way (bwrap: 128 + signal)
-    counts too when we know we `killed` it.
+
+def signal_name(code: int | None, *, killed: bool = False) -> str | None:
+    """The signal that ended a command local-tools `killed` (137: `SIGKILL`); None
+    otherwise. A command that died of a signal by itself has its 128 + N exit code but
+    no name: in the sandbox bwrap reports that death as 128 + N, which reads the same
+    as `exit 137`, so naming it outside the sandbox only would make the two differ.
+    (A raw Popen code, -N, is named as well.)
     """
     if code is None:
         return None

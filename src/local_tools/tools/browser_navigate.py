@@ -13,6 +13,7 @@ from local_tools.core.errors import PermissionDenied
 from local_tools.core.tool import Hints, tool
 from local_tools.security import net
 from local_tools.tools import _browser, _web
+from local_tools.web.url_arg import WebUrl
 
 __all__ = ["BrowserNavigateArgs", "BrowserNavigateOutput", "browser_navigate"]
 
@@ -20,7 +21,7 @@ _ATTEMPTS = 3  # goto tries when another navigation interrupts it
 
 
 class BrowserNavigateArgs(_browser.TimeoutArgs):
-    url: str = Field(description="The http:// or https:// URL to load.", max_length=8192)
+    url: WebUrl = Field(description="The http:// or https:// URL to load.", max_length=8192)
     wait_until: Literal["load", "domcontentloaded", "networkidle", "commit"] = Field(
         "load", description="When the navigation counts as done."
     )

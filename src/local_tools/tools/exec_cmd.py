@@ -92,14 +92,14 @@ class ExecArgs(Args):
 
 DESCRIPTION = """Run a shell command in the workspace; returns stdout, stderr and exit_code.
 
-A non-zero exit code is a result, not an error: read stderr. Stdin is closed;
-programs needing a terminal (vim, less, git commit without -m) are refused. Long
-output shows head and tail; the whole is saved to a file. On timeout the process
-tree is killed: TIMEOUT with the output so far. Processes left behind (`cmd &`) end
-with the command: run servers with background=true. Each simple command is approved
-on its own; read-only ones (ls, cat, git status) run without asking. On Linux
-commands are sandboxed by default: writes only in the workspace and $TMPDIR, no
-network."""
+A non-zero exit code (128+N: killed by signal N) is a result, not an error: read
+stderr. Stdin is closed; programs needing a terminal (vim, less, git commit without
+-m) are refused. Long output shows head and tail; the whole is saved to a file. On
+timeout the process tree is killed: TIMEOUT with the output so far. Processes left
+behind (`cmd &`) end with the command: run servers with background=true. Each simple
+command is approved on its own; read-only ones (ls, cat, git status) run without
+asking. On Linux commands are sandboxed by default: writes only in the workspace and
+$TMPDIR, no network."""
 
 
 def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:

@@ -12,6 +12,7 @@ from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.web.convert import decode_text
+from local_tools.web.url_arg import WebUrl
 
 __all__ = ["HttpRequestArgs", "HttpRequestOutput", "http_request"]
 
@@ -19,7 +20,7 @@ MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 
 
 class HttpRequestArgs(Args):
-    url: str = Field(description="The http:// or https:// URL.", max_length=8192)
+    url: WebUrl = Field(description="The http:// or https:// URL.", max_length=8192)
     method: Literal["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"] = Field(
         "GET", description="The HTTP method."
     )

@@ -17,6 +17,7 @@ from local_tools.tools._image import image_mime, image_size
 from local_tools.tools._pdf import pdf_lines
 from local_tools.web.convert import convert_html, decode_text
 from local_tools.web.robots import ROBOTS_AGENT, robots_allows
+from local_tools.web.url_arg import WebUrl
 
 __all__ = ["WebFetchArgs", "WebFetchOutput", "web_fetch"]
 
@@ -34,7 +35,7 @@ _TEXT_TYPES = (
 
 
 class WebFetchArgs(Args):
-    url: str = Field(description="The http:// or https:// URL to fetch.", max_length=8192)
+    url: WebUrl = Field(description="The http:// or https:// URL to fetch.", max_length=8192)
     format: Literal["markdown", "text", "html"] = Field(
         "markdown",
         description="For HTML: markdown (main content), text, or html as served.",

@@ -33,7 +33,7 @@ class UsageError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    ns = parser.parse_args(argv)
+    ns = _parse_command_line(parser, argv)
     if not getattr(ns, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -50,10 +50,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _parse_command_line(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """Parse, letting `call`'s KEY=VALUE pairs and its options come in any order.
+
+    argparse ends a positional list at the first option, so `call read_file --text path=a`
+    leaves `path=a` over; for `call`, what is left over and is not an option is a pair.
+    (parse_intermixed_args does not work with subcommands.)
+    """
+    ns, extras = parser.parse_known_args(argv)
+    if extras and getattr(ns, "command", None) == "call":
+        options = [arg for arg in extras if arg.startswith("-")]
+        if not options:
+            ns.pairs = [*ns.pairs, *extras]
+            extras = []
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return ns
+
+
 def _parser() -> argparse.ArgumentParser:
+    from local_tools import __version__
+
     parser = argparse.ArgumentParser(
         prog="local-tools", description="A secure tool runtime for LLM agents."
     )
+    parser.add_argument("--version", action="version", version=f"local-tools {__version__}")
     _add_common(parser, None)
     # The same flags after the subcommand; SUPPRESS keeps a flag given before the
     # subcommand from being reset to None by the subparser's default.
