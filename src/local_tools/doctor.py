@@ -1,4 +1,5 @@
-"""``local-tools doctor``: what this machine gives the tools (jail engine, rg, sandbox)."""
+"""``local-tools doctor``: what this machine gives the tools (jail engine, rg, sandbox,
+the optional extras installed)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,13 @@ def _browser(tb: Toolbox) -> str:
         return f"not found: {exc.message}"
 
 
+def _extras() -> list[tuple[str, str]]:
+    """Each optional extra: installed (with its version), or the command that brings it."""
+    from local_tools.core.extras import EXTRAS, extra_status
+
+    return [(f"extra [{name}]", extra_status(name)) for name in EXTRAS]
+
+
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
@@ -71,6 +79,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("landlock", f"ABI {abi}" if abi else "unavailable"),
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser),
+        *_extras(),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
         *_trust(tb),

@@ -44,6 +44,7 @@ from local_tools.core.errors import (
     ToolError,
     ToolTimeout,
 )
+from local_tools.core.extras import require_extra
 from local_tools.security import net
 
 __all__ = ["BrowserSession", "ConsoleEntry", "FailedRequest", "Gate", "find_executable"]
@@ -115,7 +116,9 @@ class BrowserSession(NetworkRules):
         args: Sequence[str] = (),
     ) -> None:
         """`downloads`: where a page's downloads land (None: downloads are refused);
-        `args`: more Chromium switches (the tests map host names with them)."""
+        `args`: more Chromium switches (the tests map host names with them).
+        ExecutionError naming `pip install 'local-tools[browser]'` without Playwright."""
+        require_extra("browser", "The browser toolset")
         self.executable = executable
         self.guard = guard
         self.headless = headless

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from local_tools.core.errors import InvalidInput, StorageError, ToolError
+from local_tools.core.extras import require_extra
 from local_tools.knowledge.store import (
     BUSY_TIMEOUT_MS,
     Conn,
@@ -164,10 +165,7 @@ class PostgresStore(KnowledgeStore):
 
     def __init__(self, url: str, schema: str = "public") -> None:
         if psycopg is None:
-            raise StorageError(
-                "[knowledge] url names a PostgreSQL database but psycopg is not installed: "
-                "pip install 'local-tools[postgres]' (or psycopg[binary])."
-            )
+            require_extra("postgres", "A PostgreSQL knowledge store ([knowledge] url)")
         self.errors = (psycopg.Error,)
         self.url, self.schema = url, schema
         self._where = _redacted(url)
