@@ -25,6 +25,9 @@ run: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy --platform linux
+	$(BIN)/mypy --platform darwin
+	$(BIN)/mypy --platform win32
 
 # MCP clients and servers nobody here wrote (TypeScript SDK, Inspector CLI, the
 # reference filesystem server), pinned by package-lock.json.
