@@ -269,7 +269,7 @@ def test_invalid_input(tbm: Toolbox, tree: Path, tool: str) -> None:
         ({"source": ".", "destination": "docs/"}, "full path"),
         ({"source": "a.txt"}, "destination"),
         ({"source": "a.txt", "destination": "b", "recursive": True}, "recursive"),
-        ({"source": "a.txt", "destination": "b\0c"}, "null byte"),
+        ({"source": "a.txt", "destination": "b\0c"}, "'destination' contains a NUL character"),
     ]
     for args, text in cases:
         assert text in err(tbm.run(tool, args), "INVALID_INPUT"), args
