@@ -408,7 +408,8 @@ class AuditLog:
         if store.closed:
             raise RuntimeError("the audit log is closed")
         store.flush()
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | float | int] = []
         for column, value in (("tool", tool), ("user_id", user), ("outcome", outcome)):
             if value is not None:
                 where.append(f"{column} = ?")

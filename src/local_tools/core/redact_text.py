@@ -342,7 +342,7 @@ def _scan(s: str) -> str:
         if hit is None:
             pos = start + 1
             continue
-        if type(hit) is int:  # nothing to hide; where to look on
+        if isinstance(hit, int):  # nothing to hide; where to look on
             pos = hit
             continue
         a, b, replacement = hit

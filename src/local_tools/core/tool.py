@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from local_tools.core.context import ToolContext
 
-__all__ = ["RUNNER_OUTPUT_FIELDS", "Args", "Hints", "Output", "Tool", "tool"]
+__all__ = ["RUNNER_OUTPUT_FIELDS", "Args", "Hints", "Output", "Tool", "omitted", "tool"]
 
 A = TypeVar("A", bound=BaseModel)
 
@@ -50,11 +50,16 @@ class Output(BaseModel):
     Only a description (tools still return dicts); it is published as MCP
     ``outputSchema``, against which clients validate results. Open to extra keys, so a
     tool adding a field later breaks no client. A field without a default is a key every
-    output has; ``Field(None, ...)`` marks a key the tool sometimes leaves out (typed
+    output has; ``omitted(...)`` marks a key the tool sometimes leaves out (typed
     ``T``: never null when present), ``T | None`` one it may send as null.
     """
 
     model_config = ConfigDict(extra="allow")
+
+
+def omitted(description: str, **kwargs: Any) -> Any:
+    """A key the tool may leave out: published as its type (not nullable), absent when unset."""
+    return Field(None, description=description, **kwargs)
 
 
 # Keys the runner may add to ANY output (core/runner.py `_bound`, when it cuts a long

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Iterator
 
 from local_tools.core.errors import InvalidInput
@@ -93,7 +94,10 @@ def open_regular(folder: Dir, name: str) -> tuple[int, os.stat_result]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(name)
-        os.set_blocking(fd, True)
+        # READ_FLAGS has O_NONBLOCK (a FIFO cannot hang the open); Windows has none to
+        # undo, and Python 3.11 there has no os.set_blocking.
+        if sys.platform != "win32":
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise

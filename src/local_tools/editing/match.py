@@ -196,9 +196,9 @@ def _variants(old: str, new: str) -> Iterator[tuple[str | None, Query, str, str 
 def _tolerant(content: str, old: str, new: str, replace_all: bool) -> Replacement | None:
     for name, query, new_text, exact_old in _variants(old, new):
         if exact_old is not None:
-            found = _exact(content, exact_old, new_text, replace_all, name or "exact")
-            if found is not None:
-                return found
+            exact = _exact(content, exact_old, new_text, replace_all, name or "exact")
+            if exact is not None:
+                return exact
         found = find_windows(content, query, exhaustive=replace_all)
         if not found.windows:
             continue

@@ -168,7 +168,7 @@ def read_line(stdin: TextIO, deadline: float | None = None) -> str:
 def _readable(fd: int, timeout: float | None) -> bool:
     """Whether `fd` has input (or EOF) within `timeout` s (None: however long it takes);
     poll has no FD_SETSIZE limit."""
-    if hasattr(select, "poll"):
+    if sys.platform != "win32" and hasattr(select, "poll"):
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         return bool(poller.poll(None if timeout is None else max(1, int(timeout * 1000 + 0.999))))

@@ -12,7 +12,7 @@ engine uncapped on a plain folder, for benchmarks and equivalence tests.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from itertools import repeat
 from operator import itemgetter
 from typing import Protocol
@@ -86,7 +86,7 @@ class Engine(Protocol):
         name_globs: list[str] | None = None,
         accept: Accept | None = None,
         check: Check | None = None,
-    ) -> Iterator[LineEvent]: ...
+    ) -> Generator[LineEvent, None, None]: ...
 
 
 def _choice() -> str:

@@ -317,7 +317,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
             i += 2
             continue
         if in_class:
-            in_class = c != "]" or (buf and buf[-1] == "[")
+            in_class = c != "]" or (bool(buf) and buf[-1] == "[")
         elif c == "[":
             in_class = True
         elif c == "{":

@@ -8,7 +8,7 @@ ripgrep engine offers, so `results` treats both alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 
 from local_tools.search.scope import LineEvent, Query, Scope
 from local_tools.search.text_search import Hits, compile_query, search_file
@@ -120,7 +120,7 @@ class PythonEngine:
         name_globs: list[str] | None = None,
         accept: Accept | None = None,
         check: Check | None = None,
-    ) -> Iterator[LineEvent]:
+    ) -> Generator[LineEvent, None, None]:
         found = self.hits(
             scope, query, files=files, max_per_file=max_per_file, accept=accept, check=check
         )

@@ -178,7 +178,8 @@ class _Parser:
         """Python flag text ("i", "-i", "a", ...) for Rust flags; new x and ascii states."""
         if not text or text.endswith("-") or text.count("-") > 1:
             raise self.error("invalid flags")
-        on, off = set(), set()
+        on: set[str] = set()
+        off: set[str] = set()
         negate = False
         for f in text:
             if f == "-":

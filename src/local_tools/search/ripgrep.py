@@ -32,7 +32,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from local_tools.core.errors import ExecutionError, InvalidInput
@@ -147,11 +147,10 @@ class _Run:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write("\n".join(ignore) + "\n")
             argv[1:1] = ["--ignore-file", self._ignore_file]
-        kwargs: dict[str, object] = {}
-        if os.name == "nt":
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
-        else:
-            kwargs["start_new_session"] = True
+        if sys.platform == "win32":
+            creationflags, new_session = subprocess.CREATE_NEW_PROCESS_GROUP, False
+        else:  # Popen's defaults but a new session, so kill() can end rg's whole group
+            creationflags, new_session = 0, True
         env = {k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"}
         try:
             self.proc = subprocess.Popen(
@@ -161,7 +160,8 @@ class _Run:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                **kwargs,  # type: ignore[call-overload]
+                creationflags=creationflags,
+                start_new_session=new_session,
             )
         except OSError as exc:
             self._cleanup()
@@ -197,7 +197,7 @@ class _Run:
         if self.proc.poll() is not None:
             return
         try:
-            if os.name == "nt":
+            if sys.platform == "win32":
                 self.proc.kill()
             else:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -210,7 +210,7 @@ class _Run:
         about 1.5 ms, a quarter of a small search."""
         assert self.proc.stdout is not None and self.proc.stderr is not None
         out = self.proc.stdout.fileno()
-        if not _POLLING:
+        if sys.platform == "win32" or not _POLLING:
             while chunk := os.read(out, 1 << 16):
                 yield chunk
             return
@@ -401,7 +401,7 @@ class RgEngine:
         name_globs: list[str] | None = None,
         accept: Accept | None = None,
         check: Check | None = None,
-    ) -> Iterator[LineEvent]:
+    ) -> Generator[LineEvent, None, None]:
         argv = [self.rg.path, *_COMMON, "--line-number", "--no-heading"]
         argv += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
         argv.append("--no-context-separator")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from itertools import accumulate, chain, repeat
 from typing import Any, AnyStr, NamedTuple
@@ -64,7 +65,7 @@ def _read_bytes(path: str, *, skip_binary: bool = False) -> bytes | None:
         return None
     try:
         size = os.fstat(fd).st_size
-        if skip_binary and size > _HEAD and _PREAD:
+        if sys.platform != "win32" and skip_binary and size > _HEAD and _PREAD:
             head = os.pread(fd, _HEAD, 0)
             if b"\0" in head and not head.startswith(_UTF16_BOMS):
                 return None
@@ -318,10 +319,10 @@ def _all_lines(
     newline: Any = b"\n" if isinstance(text, bytes) else "\n"
     if not text_wanted:
         gaps = map(text.count, repeat(newline), chain((0,), offsets), offsets)
-        numbers = list(dict.fromkeys(map(_plus_one, accumulate(gaps))))
+        line_numbers = list(dict.fromkeys(map(_plus_one, accumulate(gaps))))
         if limit is not None:
-            del numbers[limit:]
-        return list(zip(numbers, repeat("")))
+            del line_numbers[limit:]
+        return list(zip(line_numbers, repeat("")))
     # dict.fromkeys: one entry per line however many matches it holds.
     starts = list(
         dict.fromkeys(map(_plus_one, map(text.rfind, repeat(newline), repeat(0), offsets)))

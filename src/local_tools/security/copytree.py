@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -303,7 +304,7 @@ def _copy_file(
         st = os.fstat(fd_in)
         if not stat_mod.S_ISREG(st.st_mode):  # became a FIFO or a directory
             raise Changed
-        if O_NONBLOCK:
+        if sys.platform != "win32" and O_NONBLOCK:
             os.set_blocking(fd_in, True)
         mode = stat_mod.S_IMODE(st.st_mode) & 0o777  # rwx bits; never setuid
         fd_out = dst_parent.open(dst_name, _NEW_FILE, 0o600)

@@ -95,8 +95,8 @@ def blocked_reason(address: IPAddress) -> str | None:
             return f"{inner}, inside an {form} IPv6 address ({v4})"
     if embedded:  # a public IPv4 address reached through IPv6 (NAT64 on IPv6-only networks)
         return None
-    for net, why in _V6_NETS:
-        if address in net:
+    for net6, why in _V6_NETS:
+        if address in net6:
             return why
     # Only global unicast (2000::/3) is public; anything else is unassigned or special.
     if int(address) >> 125 != 0b001:

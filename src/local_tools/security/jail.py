@@ -44,6 +44,7 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_mod
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -191,7 +192,7 @@ class Jail:
             try:
                 st = os.fstat(fd)
                 require_regular(st, path)
-                if O_NONBLOCK:
+                if sys.platform != "win32" and O_NONBLOCK:
                     os.set_blocking(fd, True)
                 return os.fdopen(fd, "rb"), real
             except BaseException:

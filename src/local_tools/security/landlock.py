@@ -99,6 +99,10 @@ def _check(ret: int, what: str) -> int:
     return ret
 
 
+# Run only on Linux (sandbox.detect_engine); the guards below say so to mypy too.
+_LINUX_ONLY = "the Landlock helper runs on Linux only"
+
+
 def _fail(message: str) -> NoReturn:
     os.write(2, f"local-tools sandbox: {message}\n".encode(errors="replace"))
     os._exit(125)
@@ -131,6 +135,8 @@ def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
 
 
 def _open_path(path: str) -> int | None:
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     try:
         return os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -150,12 +156,16 @@ _KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid nodev noexec noatime nodi
 
 
 def _read_only(path: str) -> None:
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     kept = os.statvfs(path).f_flag & _KEPT_FLAGS
     _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept)
 
 
 def _apply_mounts(ops: list[str]) -> None:
     """The ``--mount KIND:PATH`` operations, in order (see the module docstring)."""
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     parsed = [tuple(op.split(":", 1)) for op in ops]
     if any(len(op) != 2 or op[0] not in ("ro", "hide", "bind", "robind") for op in parsed):
         _fail(f"bad --mount operation in {ops!r}")
@@ -189,6 +199,8 @@ def _apply_mounts(ops: list[str]) -> None:
 
 
 def _enter_namespaces(net: bool) -> None:
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     uid, gid = os.geteuid(), os.getegid()
     flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | (0 if net else _CLONE_NEWNET)
     _check(_libc.unshare(flags), "unshare")
@@ -267,6 +279,8 @@ def _drop_capabilities() -> None:
 
 
 def _exec(command: list[str]) -> NoReturn:
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     # Python ignores these two; a command expects the defaults (`yes | head` ends).
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
@@ -286,6 +300,8 @@ def _wait_for(pid: int) -> NoReturn:
 
 
 def main(args: list[str]) -> NoReturn:
+    if not sys.platform.startswith("linux"):
+        _fail(_LINUX_ONLY)
     values, flags, command = _parse(args)
     net, use_ns = "--net" in flags, "--no-ns" not in flags
     tmp, cwd = values["--tmp"][0], values["--cwd"][0]

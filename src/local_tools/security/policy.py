@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from local_tools.core.config import CONFIG_FILENAME, Config
 from local_tools.core.errors import PermissionDenied
@@ -166,11 +166,18 @@ class Policy:
             return Decision(fallback[0], permission, None, fallback[1])
         key = _path_key(subject) if path_like else subject
         m = fullmatch(key) if fullmatch is not None else None
-        action, rule, names = by_group[m.lastindex] if m is not None else fallback
+        # Every alternative is a group (`_joined`), so a match has a lastindex.
+        if m is not None:
+            assert m.lastindex is not None
+            action, rule, names = by_group[m.lastindex]
+        else:
+            action, rule, names = fallback
         if not names and guard is not None:
             g = guard(key)
-            if g is not None and _STRICTNESS[guards[g.lastindex][0]] < _STRICTNESS[action]:
-                action, rule = guards[g.lastindex]
+            if g is not None:
+                assert g.lastindex is not None
+                if _STRICTNESS[guards[g.lastindex][0]] < _STRICTNESS[action]:
+                    action, rule = guards[g.lastindex]
         return Decision(action, permission, subject, rule)
 
     def subject_filter(
@@ -331,7 +338,7 @@ class Policy:
             spec = perms.get(permission)
             if isinstance(spec, str):
                 text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
-                rules.append(("*", spec, text, False))
+                rules.append(("*", cast(Action, spec), text, False))  # _checked: an action
             elif spec is not None:
                 for pattern, action in spec.items():
                     entry = _table({pattern: action})

@@ -358,6 +358,8 @@ def _empty_file() -> str:
     """An empty read-only file of ours that bwrap binds over a hidden file."""
     global _empty
     if _empty is None or not os.path.isfile(_empty) or os.path.getsize(_empty):
+        if sys.platform == "win32":  # only bwrap (Linux) binds it
+            raise NotImplementedError("no bwrap on Windows")
         fd, path = tempfile.mkstemp(prefix="local-tools-empty-")
         os.fchmod(fd, 0o444)
         os.close(fd)

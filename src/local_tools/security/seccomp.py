@@ -18,6 +18,7 @@ import contextlib
 import os
 import platform
 import struct
+import sys
 
 __all__ = ["open_filter", "unix_socket_filter"]
 
@@ -75,7 +76,7 @@ def open_filter() -> int | None:
     """
     global _memfd
     program = unix_socket_filter()
-    if program is None or not hasattr(os, "memfd_create"):
+    if not sys.platform.startswith("linux") or program is None or not hasattr(os, "memfd_create"):
         return None
     if _memfd is None:
         fd = os.memfd_create("local-tools-seccomp", os.MFD_CLOEXEC)

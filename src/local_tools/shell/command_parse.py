@@ -390,8 +390,8 @@ class _Walker:
         if name in ("eval", "source", "."):
             self._emit(words, env, io, wrappers, f"{name} runs commands only known at run time")
             if name == "eval" and all(w.static for w in words[1:]):
-                script = " ".join(w.text for w in words[1:])
-                self._nested(script, depth, level, env, io, (*wrappers, name))
+                code = " ".join(w.text for w in words[1:])
+                self._nested(code, depth, level, env, io, (*wrappers, name))
             return
         script = shell_script(words) if name in SHELLS else None
         if script is not None and not script.static:

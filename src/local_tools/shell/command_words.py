@@ -373,7 +373,8 @@ _BRACES = re.compile(r"\{([^{}]*)\}")
 
 
 def _brace_alternatives(text: str, limit: int = 64) -> list[str]:
-    out, todo = [], [text]
+    out: list[str] = []
+    todo = [text]
     while todo and len(out) + len(todo) <= limit:
         word = todo.pop()
         m = next((b for b in _BRACES.finditer(word) if "," in b.group(1)), None)
@@ -451,8 +452,8 @@ def node_redirects(data: bytes, node: Node, out: list[Redirect], extra: list[Nod
         to_file = ">" in op and not dup and not (target.static and target.text in _NOT_FILES)
         out.append(Redirect(op, target.text, target.static, to_file))
     elif kind == "herestring_redirect":
-        target = node_words(data, node.named_children)
-        out.append(Redirect("<<<", target[0].text if target else "", bool(target), False))
+        targets = node_words(data, node.named_children)
+        out.append(Redirect("<<<", targets[0].text if targets else "", bool(targets), False))
     elif kind == "heredoc_redirect":
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         delimiter = node_text(data, start) if start else ""

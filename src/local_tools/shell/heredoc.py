@@ -75,11 +75,11 @@ def body_substitutions(body: str) -> list[str] | None:
         elif body.startswith("$((", i):
             i += 3  # arithmetic: substitutions inside it are found as we go
         elif body.startswith("$(", i):
-            end = _closing_paren(body, i + 2)
-            if end is None:
+            close = _closing_paren(body, i + 2)
+            if close is None:
                 return None
-            found.append(body[i + 2 : end])
-            i = end + 1
+            found.append(body[i + 2 : close])
+            i = close + 1
         else:
             i += 1
     return found

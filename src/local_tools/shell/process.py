@@ -27,7 +27,6 @@ from local_tools.shell.tree_kill import MARKER_VARIABLE, ProcessTree
 
 __all__ = ["RunningCommand"]
 
-_IS_WINDOWS = sys.platform == "win32"
 _READ_SIZE = 64 * 1024
 # After the shell exits, how long output from what it left behind is still read.
 DRAIN_AFTER_EXIT = 0.2
@@ -94,7 +93,6 @@ class RunningCommand:
         full_env = dict(env)
         full_env[MARKER_VARIABLE] = marker
         argv = list(argv)
-        kwargs: dict[str, object] = {"pass_fds": pass_fds} if pass_fds else {}
         gated = hold and self.tree.prepare()
         if gated:
             # The shell first reads one line from stdin, which we write only once it is
@@ -111,7 +109,7 @@ class RunningCommand:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 close_fds=True,
-                **kwargs,  # type: ignore[arg-type]
+                pass_fds=pass_fds,  # () is Popen's default
             )
         except BaseException:
             self.tree.release()
@@ -146,7 +144,7 @@ class RunningCommand:
         stdin = self.popen.stdin
         if stdin is None or stdin.closed:
             raise BrokenPipeError("stdin is closed")
-        if _IS_WINDOWS:  # no poll() on pipes there
+        if sys.platform == "win32":  # no poll() on pipes there
             stdin.write(data)
             stdin.flush()
             return len(data)
@@ -212,7 +210,7 @@ class RunningCommand:
 
     def _read_all(self) -> None:
         try:
-            if _IS_WINDOWS:
+            if sys.platform == "win32":
                 self._read_with_threads()
             else:
                 self._read_with_poll()
@@ -220,6 +218,8 @@ class RunningCommand:
             self._finish()
 
     def _read_with_poll(self) -> None:
+        if sys.platform == "win32":  # _read_all never calls it there
+            raise NotImplementedError("no poll() on Windows pipes")
         assert self.popen.stdout is not None and self.popen.stderr is not None
         streams = {
             self.popen.stdout.fileno(): self.stdout,

@@ -31,6 +31,7 @@ __all__ = ["MARKER_VARIABLE", "ProcessTree", "cgroup_info", "kill_marked", "swee
 log = logging.getLogger(__name__)
 
 MARKER_VARIABLE = "LOCAL_TOOLS_RUN"
+# Tests set it to follow the Windows paths on Linux; mypy needs `sys.platform` itself.
 _IS_WINDOWS = sys.platform == "win32"
 _counter = itertools.count(1)
 
@@ -77,7 +78,7 @@ class ProcessTree:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 return bool((self.cgroup / "cgroup.procs").read_text().strip())
-        if self.pid is not None and not _IS_WINDOWS:
+        if sys.platform != "win32" and self.pid is not None and not _IS_WINDOWS:
             try:
                 os.killpg(self.pid, 0)
                 return True
@@ -91,7 +92,7 @@ class ProcessTree:
         if self.cgroup is not None:
             with contextlib.suppress(OSError):
                 (self.cgroup / "cgroup.kill").write_text("1")
-        if self.pid is not None and not _IS_WINDOWS:
+        if sys.platform != "win32" and self.pid is not None and not _IS_WINDOWS:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
         for proc in descendants:

@@ -4,7 +4,7 @@ the common argument and output fields. The browser itself is `local_tools.browse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import Field
 
@@ -13,7 +13,7 @@ from local_tools.browser.downloads import Downloads
 from local_tools.browser.session import Gate
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Conflict, PermissionDenied
-from local_tools.core.tool import Args, Hints, Output, Tool, tool
+from local_tools.core.tool import Args, Hints, Output, Tool, omitted, tool
 from local_tools.security import net
 from local_tools.tools import _web
 
@@ -65,8 +65,8 @@ class ElementArgs(TimeoutArgs):
 class PageOutput(Output):
     url: str = Field(description="The current page's URL.")
     title: str = Field(description="The current page's title.")
-    notes: list[str] = Field(
-        None, description="What happened besides the call (e.g. the browser was restarted)."
+    notes: list[str] = omitted(
+        description="What happened besides the call (e.g. the browser was restarted)."
     )
 
 
@@ -155,17 +155,26 @@ async def page_info(browser: BrowserSession) -> dict[str, Any]:
     return {"url": page.url, "title": await page.title()}
 
 
+@overload
 def page_tool(
-    name: str, *, description: str, args: type[A] = TimeoutArgs
-) -> Callable[[Callable[[BrowserSession, A], Awaitable[None]]], Tool]:
+    name: str, *, description: str
+) -> Callable[[Callable[[BrowserSession, TimeoutArgs], Awaitable[None]]], Tool]: ...
+@overload
+def page_tool(
+    name: str, *, description: str, args: type[A]
+) -> Callable[[Callable[[BrowserSession, A], Awaitable[None]]], Tool]: ...
+def page_tool(
+    name: str, *, description: str, args: type[TimeoutArgs] = TimeoutArgs
+) -> Callable[[Callable[[BrowserSession, Any], Awaitable[None]]], Tool]:
     """Declare a browser tool that acts on the page, then answers with its URL and title.
 
     The decorated ``action(browser, args)`` does the acting; the tool runs it in the
     toolbox's browser within ``args.timeout`` and renders the page it leaves.
     """
 
-    def decorate(action: Callable[[BrowserSession, A], Awaitable[None]]) -> Tool:
-        async def run(call_args: A, ctx: ToolContext) -> dict[str, Any]:
+    # The overloads type `action` by `args`; here it takes whichever subclass was given.
+    def decorate(action: Callable[[BrowserSession, Any], Awaitable[None]]) -> Tool:
+        async def run(call_args: TimeoutArgs, ctx: ToolContext) -> dict[str, Any]:
             async def op(browser: BrowserSession) -> dict[str, Any]:
                 await action(browser, call_args)
                 return await page_info(browser)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from local_tools.core.tool import Output
+from local_tools.core.tool import Output, omitted
 
 __all__ = ["MemoryEntry", "render_entry"]
 
@@ -15,11 +15,11 @@ class HistoryEvent(Output):
     at: str = Field(description="When (ISO 8601, UTC).")
     event: str = Field(description="What happened: created, promoted.")
     by: str = Field(description="Who did it.")
-    kind: str = Field(None, description="created: the kind it was saved as.")
-    to: str = Field(None, description="promoted: the kind it became.")
-    new_id: int = Field(None, description="promoted (on the original): the new entry.")
-    from_: str = Field(None, alias="from", description="promoted (on the copy): the old kind.")
-    from_id: int = Field(None, description="promoted (on the copy): the original entry.")
+    kind: str = omitted(description="created: the kind it was saved as.")
+    to: str = omitted(description="promoted: the kind it became.")
+    new_id: int = omitted(description="promoted (on the original): the new entry.")
+    from_: str = omitted(alias="from", description="promoted (on the copy): the old kind.")
+    from_id: int = omitted(description="promoted (on the copy): the original entry.")
 
 
 class MemoryEntry(Output):
@@ -34,7 +34,7 @@ class MemoryEntry(Output):
     user_id: str = Field(description="Who saved it.")
     tool: str = Field(description="The tool that saved it.")
     history: list[HistoryEvent] = Field(description="Its creation and promotions.")
-    promoted_from: int = Field(None, description="The entry this one was promoted from.")
+    promoted_from: int = omitted(description="The entry this one was promoted from.")
 
 
 def render_entry(entry: dict[str, Any]) -> str:

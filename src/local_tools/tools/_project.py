@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from local_tools.core.tool import Args, Output
+from local_tools.core.tool import Args, Output, omitted
 
 __all__ = [
     "ItemArgs",
@@ -40,18 +40,18 @@ class ProjectItem(Output):
     user_id: str = Field(description="Who created it.")
     created_at: str
     updated_at: str
-    covers: list[str] = Field(None, description="Feature: the requirements it covers.")
-    provides: list[str] = Field(None, description="Component: the features it provides.")
-    implements: list[str] = Field(None, description="Task: the feature it implements.")
-    depends_on: list[str] = Field(None, description="Task: the tasks to finish first.")
-    tasks: list[str] = Field(None, description="Feature: the tasks implementing it.")
-    referenced_by: list[str] = Field(None, description="Deleted item: who still links to it.")
+    covers: list[str] = omitted(description="Feature: the requirements it covers.")
+    provides: list[str] = omitted(description="Component: the features it provides.")
+    implements: list[str] = omitted(description="Task: the feature it implements.")
+    depends_on: list[str] = omitted(description="Task: the tasks to finish first.")
+    tasks: list[str] = omitted(description="Feature: the tasks implementing it.")
+    referenced_by: list[str] = omitted(description="Deleted item: who still links to it.")
 
 
 class ItemOutput(Output):
     id: str = Field(description="The item's id.")
     item: ProjectItem = Field(description="The item as stored.")
-    note: str = Field(None, description="Something worth knowing, if any.")
+    note: str = omitted(description="Something worth knowing, if any.")
 
 
 class UpdatedOutput(ItemOutput):

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled, Conflict, InvalidInput, ToolError
-from local_tools.core.tool import Args, Hints, Output, Tool, tool
+from local_tools.core.tool import Args, Hints, Output, Tool, omitted, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.freshness import file_lock, note_read
 from local_tools.editing.textfile import TextFile, encode_text, read_text_file
@@ -78,11 +78,11 @@ class ContentReviewArgs(Args):
 class ReviewOutput(Output):
     decision: str = Field(description='"pass", "edit" or "feedback".')
     title: str = Field(description="The draft's title (a file's path).")
-    path: str = Field(None, description="The file reviewed (file reviews).")
+    path: str = omitted(description="The file reviewed (file reviews).")
     changed: bool = Field(description="Whether the person changed the text.")
-    content: str = Field(None, description="The text after the person's edit (edit only).")
-    diff: str = Field(None, description="The person's edit as a unified diff (edit only).")
-    feedback: str = Field(None, description="The person's feedback (feedback only).")
+    content: str = omitted(description="The text after the person's edit (edit only).")
+    diff: str = omitted(description="The person's edit as a unified diff (edit only).")
+    feedback: str = omitted(description="The person's feedback (feedback only).")
     message: str = Field(description="What to do next.")
 
 

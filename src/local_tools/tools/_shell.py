@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Output
+from local_tools.core.tool import Output, omitted
 from local_tools.shell.capture import StreamCapture
 from local_tools.shell.environment import decode_output
 from local_tools.shell.manager import ManagedProcess, ProcessManager
@@ -39,9 +39,9 @@ class ProcessState(Output):
     exit_code: int | None = Field(description="Its exit code; null while it runs.")
     pid: int = Field(description="Its operating-system process id.")
     started_at: str = Field(description="Start time, UTC, ISO 8601.")
-    ended_at: str = Field(None, description="End time, UTC, ISO 8601, once it exited.")
-    signal: str = Field(None, description="The signal that ended it (SIGKILL, ...).")
-    killed_by: str = Field(None, description='Why it was killed: "kill", "timeout", ...')
+    ended_at: str = omitted(description="End time, UTC, ISO 8601, once it exited.")
+    signal: str = omitted(description="The signal that ended it (SIGKILL, ...).")
+    killed_by: str = omitted(description='Why it was killed: "kill", "timeout", ...')
 
 
 class ProcessReport(ProcessState):
@@ -49,7 +49,7 @@ class ProcessReport(ProcessState):
 
     stdout: str = Field(description="New standard output.")
     stderr: str = Field(description="New standard error.")
-    note: str = Field(None, description="Output dropped from memory or still waiting.")
+    note: str = omitted(description="Output dropped from memory or still waiting.")
 
 
 class ProcessWriteOutput(ProcessReport):
@@ -69,29 +69,28 @@ class ExecOutput(Output):
     in the background (process_id, status "running", message; with its output so far
     when it was handed back after yield_after)."""
 
-    stdout: str = Field(None, description="Standard output (head and tail when long).")
-    stderr: str = Field(None, description="Standard error (head and tail when long).")
+    stdout: str = omitted(description="Standard output (head and tail when long).")
+    stderr: str = omitted(description="Standard error (head and tail when long).")
     exit_code: int | None = Field(description="The exit code; null while it runs.")
-    duration_ms: float = Field(None, description="Finished commands: how long it ran.")
-    truncated: bool = Field(None, description="True when output was cut (saved whole).")
-    signal: str = Field(None, description="The signal that ended it (SIGKILL, ...).")
-    stdout_path: str = Field(None, description="A file with the whole standard output.")
-    stderr_path: str = Field(None, description="A file with the whole standard error.")
-    note: str = Field(None, description="Processes it left running were stopped.")
-    sandbox_note: str = Field(None, description="Why the command ran without a sandbox.")
-    protected_note: str = Field(
-        None,
+    duration_ms: float = omitted(description="Finished commands: how long it ran.")
+    truncated: bool = omitted(description="True when output was cut (saved whole).")
+    signal: str = omitted(description="The signal that ended it (SIGKILL, ...).")
+    stdout_path: str = omitted(description="A file with the whole standard output.")
+    stderr_path: str = omitted(description="A file with the whole standard error.")
+    note: str = omitted(description="Processes it left running were stopped.")
+    sandbox_note: str = omitted(description="Why the command ran without a sandbox.")
+    protected_note: str = omitted(
         description="Protected paths the command changed were put back: which, and where "
         "its versions are kept.",
     )
-    process_id: str = Field(None, description="Background: its id for process_output etc.")
-    command: str = Field(None, description="Background: the command line.")
-    status: str = Field(None, description='Background: "running" (or "exited" already).')
-    pid: int = Field(None, description="Background: its operating-system process id.")
-    started_at: str = Field(None, description="Background: start time, UTC, ISO 8601.")
-    ended_at: str = Field(None, description="Background: end time, once it exited.")
-    killed_by: str = Field(None, description="Background: why it was killed.")
-    message: str = Field(None, description="Background: what to do next.")
+    process_id: str = omitted(description="Background: its id for process_output etc.")
+    command: str = omitted(description="Background: the command line.")
+    status: str = omitted(description='Background: "running" (or "exited" already).')
+    pid: int = omitted(description="Background: its operating-system process id.")
+    started_at: str = omitted(description="Background: start time, UTC, ISO 8601.")
+    ended_at: str = omitted(description="Background: end time, once it exited.")
+    killed_by: str = omitted(description="Background: why it was killed.")
+    message: str = omitted(description="Background: what to do next.")
 
 
 def process_manager(ctx: ToolContext) -> ProcessManager:

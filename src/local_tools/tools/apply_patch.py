@@ -32,7 +32,7 @@ from local_tools.core.errors import (
     StorageError,
     ToolError,
 )
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.editing.freshness import check_fresh, file_lock, forget, note_read
 from local_tools.editing.patch import (
     AddFile,
@@ -89,7 +89,7 @@ class _Change:
     version: tuple[int, int, int] | None = None  # (inode, mtime_ns, size) when read
     mode: int | None = None  # permission bits of the original
     strategy: str = "exact"
-    undo: list[Callable[[], None]] = field(default_factory=list)
+    undo: list[Callable[[], object]] = field(default_factory=list)  # results unused
 
 
 _WORSE = {"exact": 0, "insert": 0, "trailing_whitespace": 1, "whitespace": 2}
@@ -433,8 +433,8 @@ def _entry(change: _Change) -> dict[str, Any]:
 class PatchedFile(Output):
     path: str = Field(description="The file (the source, for a move).")
     action: str = Field(description='"add", "update", "delete" or "move".')
-    to: str = Field(None, description="Moves: the destination.")
-    matched: str = Field(None, description="How loosely the context matched, when not exactly.")
+    to: str = omitted(description="Moves: the destination.")
+    matched: str = omitted(description="How loosely the context matched, when not exactly.")
 
 
 class ApplyPatchOutput(Output):

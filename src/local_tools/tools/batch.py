@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from typing import Any
+from typing import Any, cast
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError
 from local_tools.core.output import render_compact
-from local_tools.core.tool import Args, Hints, Output, RenderFunc, tool
+from local_tools.core.tool import Args, Hints, Output, RenderFunc, omitted, tool
 
 MAX_CALLS = 25
 # Only a backstop: every inner call keeps its own limit (a question waits up to an hour),
@@ -88,8 +88,8 @@ class CallMeta(Output):
 
 class CallResult(Output):
     success: bool = Field(description="Whether the call succeeded.")
-    output: dict[str, Any] = Field(None, description="The tool's output, on success.")
-    error: CallError = Field(None, description="The failure, otherwise.")
+    output: dict[str, Any] = omitted(description="The tool's output, on success.")
+    error: CallError = omitted(description="The failure, otherwise.")
     meta: CallMeta
 
 
@@ -160,7 +160,7 @@ async def batch(args: BatchArgs, ctx: ToolContext) -> dict[str, Any]:
         nonlocal finished
         envelope = await runner.arun(
             spec.tool,
-            spec.args,
+            cast("dict[str, Any]", spec.args),  # _json_text parsed JSON text to a dict
             user_id=ctx.user_id,
             call_id=f"{ctx.call_id}.{n + 1}",  # the audit log ties the calls to their batch
             asker=ctx.asker,

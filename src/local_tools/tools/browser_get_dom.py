@@ -9,7 +9,7 @@ from pydantic import Field
 from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import NotFound
-from local_tools.core.tool import Hints, tool
+from local_tools.core.tool import Hints, omitted, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserGetDomArgs", "BrowserGetDomOutput", "browser_get_dom"]
@@ -25,7 +25,7 @@ class BrowserGetDomArgs(_browser.TimeoutArgs):
 
 class BrowserGetDomOutput(_browser.PageOutput):
     dom: str = Field(description="An indented outline: tag#id.class [attributes] text.")
-    truncated: bool = Field(None, description="True when the outline was cut at max_length.")
+    truncated: bool = omitted(description="True when the outline was cut at max_length.")
 
 
 DESCRIPTION = """The live DOM under `selector` as an indented outline of tags with id, classes, key

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, Output, tool
+from local_tools.core.tool import Hints, Output, omitted, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserLaunchArgs", "BrowserLaunchOutput", "browser_launch"]
@@ -32,7 +32,7 @@ class BrowserLaunchOutput(Output):
     headless: bool = Field(description="Whether it has no window.")
     viewport: dict[str, int] = Field(description="width and height in CSS pixels.")
     url: str = Field(description="The current page (about:blank after a launch).")
-    notes: list[str] = Field(None, description="What happened besides the call.")
+    notes: list[str] = omitted(description="What happened besides the call.")
 
 
 DESCRIPTION = """Start the browser (Chromium) with these settings, or restart it with new ones.

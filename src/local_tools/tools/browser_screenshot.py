@@ -10,7 +10,7 @@ from pydantic import Field
 from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
-from local_tools.core.tool import Hints, Output, tool
+from local_tools.core.tool import Hints, Output, omitted, tool
 from local_tools.tools import _browser
 from local_tools.tools._common import file_subjects, shown_path
 from local_tools.tools._image import image_size
@@ -33,11 +33,11 @@ class BrowserScreenshotOutput(Output):
     url: str = Field(description="The page's URL.")
     mime_type: str = Field(description="image/png.")
     size: int = Field(description="Size of the PNG in bytes.")
-    width: int = Field(None, description="Width in pixels.")
-    height: int = Field(None, description="Height in pixels.")
-    path: str = Field(None, description="Where the PNG was saved, when a path was given.")
-    image_base64: str = Field(None, description="The PNG in base64 (MCP: image content).")
-    notes: list[str] = Field(None, description="What happened besides the call.")
+    width: int = omitted(description="Width in pixels.")
+    height: int = omitted(description="Height in pixels.")
+    path: str = omitted(description="Where the PNG was saved, when a path was given.")
+    image_base64: str = omitted(description="The PNG in base64 (MCP: image content).")
+    notes: list[str] = omitted(description="What happened besides the call.")
 
 
 DESCRIPTION = """A PNG screenshot of the page: the view, the whole page or one element (`ref` or

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Hints, tool
+from local_tools.core.tool import Hints, omitted, tool
 from local_tools.tools import _browser
 
 __all__ = ["BrowserSnapshotArgs", "BrowserSnapshotOutput", "browser_snapshot"]
@@ -28,7 +28,7 @@ class BrowserSnapshotArgs(_browser.TimeoutArgs):
 
 class BrowserSnapshotOutput(_browser.PageOutput):
     snapshot: str = Field(description="The accessibility tree, one element a line, with refs.")
-    truncated: bool = Field(None, description="True when the snapshot was cut at max_length.")
+    truncated: bool = omitted(description="True when the snapshot was cut at max_length.")
 
 
 DESCRIPTION = """The current page as an accessibility tree: lines such as

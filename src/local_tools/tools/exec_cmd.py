@@ -171,10 +171,10 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
             await ctx.authorize("execute:command", [subject], summary=args.command)
             approved = True
         if not approved:
-            subject = _git_reach(scan, roots)
-            if subject is not None:
+            reach = _git_reach(scan, roots)
+            if reach is not None:
                 await ctx.authorize(
-                    "execute:command", [f"{subject} {args.command}"], summary=args.command
+                    "execute:command", [f"{reach} {args.command}"], summary=args.command
                 )
                 approved = True
     if not approved and ctx.config.sandbox.mode != "off" and len(secret_files(ctx)) > MAX_FILES:

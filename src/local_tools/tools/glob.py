@@ -10,7 +10,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.search.engine import get_engine
 from local_tools.search.glob_match import GlobError, PathGlob
 from local_tools.search.results import glob_files
@@ -38,7 +38,7 @@ class GlobOutput(Output):
     )
     total: int = Field(description="How many files match in all.")
     truncated: bool = Field(description=f"True when more than the {MAX_FILES} shown match.")
-    note: str = Field(None, description="What was left out, and how to narrow the search.")
+    note: str = omitted(description="What was left out, and how to narrow the search.")
 
 
 DESCRIPTION = f"""Find files by name with a glob pattern; returns workspace-relative paths, newest

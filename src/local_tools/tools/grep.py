@@ -9,11 +9,12 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.search.engine import get_engine
 from local_tools.search.glob_match import GlobError, PathGlob
 from local_tools.search.results import GrepResult, grep_lines
 from local_tools.search.scope import Query, Scope, scope_for
+from local_tools.security.policy import Action
 from local_tools.tools._common import path_subject
 
 __all__ = ["GrepOutput", "grep"]
@@ -56,7 +57,7 @@ class GrepLine(Output):
     path: str = Field(description="The file, workspace-relative (absolute outside it).")
     line: int = Field(description="1-based line number.")
     text: str = Field(description=f"The line, cut after {MAX_LINE_CHARS} characters.")
-    context: bool = Field(None, description="Present (true) on a context line, not a match.")
+    context: bool = omitted(description="Present (true) on a context line, not a match.")
 
 
 class GrepOutput(Output):
@@ -64,7 +65,7 @@ class GrepOutput(Output):
     total: int = Field(description="Matching lines in all.")
     truncated: bool = Field(description="True when some matching lines were left out.")
     files_with_matches: int = Field(description="Files with at least one match.")
-    note: str = Field(None, description="What was skipped or left out, and why.")
+    note: str = omitted(description="What was skipped or left out, and why.")
 
 
 DESCRIPTION = f"""Search file contents with a regular expression (ripgrep syntax); returns matching
@@ -123,7 +124,8 @@ def _render(output: dict[str, Any]) -> str:
 
 def readable_by_policy(ctx: ToolContext) -> Callable[[str], bool] | None:
     """Whether the caller may read a path without being asked (grep must not leak .env)."""
-    return ctx.policy.subject_filter(ctx.user_id, "read:file", ("allow",))
+    allow: tuple[Action, ...] = ("allow",)
+    return ctx.policy.subject_filter(ctx.user_id, "read:file", allow)
 
 
 @tool(

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.web.convert import decode_text
@@ -47,8 +47,8 @@ class HttpRequestOutput(Output):
     )
     url: str = Field(description="The final URL, after redirects.")
     content_type: str = Field(description="The response's media type.")
-    truncated: bool = Field(None, description="True when the body was cut at 5 MB.")
-    redirects: list[str] = Field(None, description="The URLs redirected through, in order.")
+    truncated: bool = omitted(description="True when the body was cut at 5 MB.")
+    redirects: list[str] = omitted(description="The URLs redirected through, in order.")
     elapsed_ms: float = Field(description="Time for the whole exchange, in milliseconds.")
 
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Output, tool
+from local_tools.core.tool import Args, Output, omitted, tool
 from local_tools.knowledge import open_store
 from local_tools.knowledge.memory import kv_delete, kv_list, kv_read, kv_write
 
@@ -35,10 +35,10 @@ class MemoryArgs(Args):
 
 class MemoryOutput(Output):
     action: str = Field(description="What was done.")
-    key: str = Field(None, description="The key read, written or deleted.")
-    value: str = Field(None, description="For read: the note's text.")
-    replaced: bool = Field(None, description="For write: whether a value was replaced.")
-    keys: list[str] = Field(None, description="For list: the keys, sorted.")
+    key: str = omitted(description="The key read, written or deleted.")
+    value: str = omitted(description="For read: the note's text.")
+    replaced: bool = omitted(description="For write: whether a value was replaced.")
+    keys: list[str] = omitted(description="For list: the keys, sorted.")
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.interact.base import NoPersonAvailable, QuestionCancelled, QuestionRequest
 
 MAX_OPTIONS = 20
@@ -53,13 +53,13 @@ class QuestionOutput(Output):
         "and the question is for the chat to put to the person."
     )
     question: str = Field(description="The question asked.")
-    answer: str = Field(
-        None, description="The answer as one text: the picked options, then their words."
+    answer: str = omitted(
+        description="The answer as one text: the picked options, then their words."
     )
-    choices: list[str] = Field(None, description="The options the person picked.")
+    choices: list[str] = omitted(description="The options the person picked.")
     text: str | None = Field(None, description="Their own words, if any.")
-    options: list[str] = Field(None, description="The options offered (when unanswered).")
-    message: str = Field(None, description="What to do next (when unanswered).")
+    options: list[str] = omitted(description="The options offered (when unanswered).")
+    message: str = omitted(description="What to do next (when unanswered).")
 
 
 def _for_the_chat(args: QuestionArgs) -> dict[str, Any]:

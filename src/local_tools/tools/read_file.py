@@ -10,7 +10,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput, NotFound
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.editing.freshness import note_read
 from local_tools.text_encoding import choose_codec, looks_binary, text_codec_name
 from local_tools.tools._common import path_subject, similar_paths
@@ -60,25 +60,25 @@ class ReadFileOutput(Output):
     """One of three shapes: a text page, a PDF page (text extracted), or an image."""
 
     path: str = Field(description="The file read: workspace-relative, or absolute outside it.")
-    content: str = Field(None, description="Text and PDF: the exact text of the lines read.")
-    start_line: int = Field(None, description="Text and PDF: first line returned (1-based).")
-    end_line: int = Field(None, description="Text and PDF: last line returned.")
-    total_lines: int = Field(None, description="Text and PDF: lines in the whole file.")
-    truncated: bool = Field(
-        None, description="True when lines after end_line were left out or a line was cut."
+    content: str = omitted(description="Text and PDF: the exact text of the lines read.")
+    start_line: int = omitted(description="Text and PDF: first line returned (1-based).")
+    end_line: int = omitted(description="Text and PDF: last line returned.")
+    total_lines: int = omitted(description="Text and PDF: lines in the whole file.")
+    truncated: bool = omitted(
+        description="True when lines after end_line were left out or a line was cut."
     )
-    cut_lines: list[int] = Field(
-        None, description=f"Text and PDF: lines longer than {MAX_LINE_CHARS} characters, cut."
+    cut_lines: list[int] = omitted(
+        description=f"Text and PDF: lines longer than {MAX_LINE_CHARS} characters, cut."
     )
-    encoding: str = Field(None, description="Text: the codec the file was decoded with.")
-    pages: int = Field(None, description="PDF: number of pages.")
-    mime_type: str = Field(None, description="PDF and images: the file's MIME type.")
-    image_base64: str = Field(
-        None, description="Images: the file's bytes in base64 (over MCP: image content)."
+    encoding: str = omitted(description="Text: the codec the file was decoded with.")
+    pages: int = omitted(description="PDF: number of pages.")
+    mime_type: str = omitted(description="PDF and images: the file's MIME type.")
+    image_base64: str = omitted(
+        description="Images: the file's bytes in base64 (over MCP: image content)."
     )
-    size: int = Field(None, description="Images: size in bytes.")
-    width: int = Field(None, description="Images: width in pixels, when known.")
-    height: int = Field(None, description="Images: height in pixels, when known.")
+    size: int = omitted(description="Images: size in bytes.")
+    width: int = omitted(description="Images: width in pixels, when known.")
+    height: int = omitted(description="Images: height in pixels, when known.")
 
 
 DESCRIPTION = f"""Read a file from the workspace: a page of a text file, an image or a PDF's text.

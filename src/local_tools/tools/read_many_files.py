@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled, NotFound, ToolError
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.tools._common import file_subjects, shown_path
 from local_tools.tools._glob_walk import GlobWalk, glob_parts, has_magic, path_excluded
 from local_tools.tools._text_page import MAX_LINE_CHARS, numbered
@@ -61,11 +61,11 @@ class FileRead(Output):
     path: str = Field(description="The file, as named or found.")
     content: str = Field(description="The exact text of the lines read (empty when not read).")
     truncated: bool = Field(description="True when the file was not read to its end.")
-    start_line: int = Field(None, description="First line returned (absent when not read).")
-    end_line: int = Field(None, description="Last line returned (absent when not read).")
-    total_lines: int = Field(None, description="Lines in the file (absent when not read).")
-    pages: int = Field(None, description="PDFs: number of pages.")
-    note: str = Field(None, description="How to read the rest, or why it was not read.")
+    start_line: int = omitted(description="First line returned (absent when not read).")
+    end_line: int = omitted(description="Last line returned (absent when not read).")
+    total_lines: int = omitted(description="Lines in the file (absent when not read).")
+    pages: int = omitted(description="PDFs: number of pages.")
+    note: str = omitted(description="How to read the rest, or why it was not read.")
 
 
 class FileNotRead(Output):

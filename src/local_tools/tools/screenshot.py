@@ -10,7 +10,7 @@ from pydantic import Field
 
 from local_tools import desktop
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 
 __all__ = ["ScreenshotArgs", "ScreenshotOutput", "screenshot"]
 
@@ -28,7 +28,7 @@ class ScreenshotOutput(Output):
     height: int = Field(description="Height in pixels.")
     monitor: int = Field(description="The monitor shot (0: all together).")
     monitors: int = Field(description="How many monitors the display has.")
-    image_base64: str = Field(None, description="The PNG in base64 (MCP: image content).")
+    image_base64: str = omitted(description="The PNG in base64 (MCP: image content).")
 
 
 DESCRIPTION = """A PNG screenshot of the user's screen (all monitors, or `monitor` 1, 2, ...).

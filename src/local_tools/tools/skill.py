@@ -10,7 +10,7 @@ from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError, NotFound, ToolError
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.skills import MAX_FILES, SKILL_DIRS, Skill, SkillError, SkillSet, check_name
 from local_tools.skills import discover as discover_skills
 
@@ -50,22 +50,21 @@ class SkillOutput(Output):
         description="Skills that could not be loaded (listing), or folders of this name "
         "that could not be (loading: e.g. a broken override)."
     )
-    skills: list[SkillEntry] = Field(None, description="Listing: the skills, by name.")
-    name: str = Field(None, description="Loading: the skill's name.")
-    description: str = Field(None, description="Loading: its description.")
-    content: str = Field(
-        None, description="Loading: the instructions (SKILL.md without its front matter)."
+    skills: list[SkillEntry] = omitted(description="Listing: the skills, by name.")
+    name: str = omitted(description="Loading: the skill's name.")
+    description: str = omitted(description="Loading: its description.")
+    content: str = omitted(
+        description="Loading: the instructions (SKILL.md without its front matter)."
     )
-    folder: str = Field(None, description="Loading: the skill's folder, absolute.")
-    source: str = Field(None, description='Loading: "workspace", "home" or "config".')
-    skill_file: str = Field(None, description="Loading: its SKILL.md, absolute.")
-    files: list[str] = Field(
-        None,
+    folder: str = omitted(description="Loading: the skill's folder, absolute.")
+    source: str = omitted(description='Loading: "workspace", "home" or "config".')
+    skill_file: str = omitted(description="Loading: its SKILL.md, absolute.")
+    files: list[str] = omitted(
         description=f"Loading: the folder's other files, relative to it (at most {MAX_FILES}).",
     )
-    more_files: bool = Field(None, description="Loading: true when files were left out.")
-    note: str = Field(
-        None, description="Loading: how its files can be read, when read_file cannot reach them."
+    more_files: bool = omitted(description="Loading: true when files were left out.")
+    note: str = omitted(
+        description="Loading: how its files can be read, when read_file cannot reach them."
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.tools._todos import STATUSES, replace_todos
 
 MAX_TODOS = 200
@@ -107,7 +107,7 @@ class TodoEntry(Output):
     content: str = Field(description="What is to be done.")
     status: Status = Field(description="Where the item stands.")
     priority: Priority = Field(description="How much it matters.")
-    active_form: str = Field(None, description="The item as shown while in progress.")
+    active_form: str = omitted(description="The item as shown while in progress.")
 
 
 class TodoCounts(Output):
@@ -124,7 +124,7 @@ class TodoListOutput(Output):
 
 
 class TodoWriteOutput(TodoListOutput):
-    note: str = Field(None, description="Something worth knowing about the list, if any.")
+    note: str = omitted(description="Something worth knowing about the list, if any.")
 
 
 def todo_list(todos: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput, NetworkError, PermissionDenied
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.tools._image import image_mime, image_size
@@ -56,26 +56,26 @@ class WebFetchOutput(Output):
     url: str = Field(description="The final URL, after redirects.")
     status_code: int = Field(description="The HTTP status of the final response.")
     content_type: str = Field(description="The response's media type, e.g. text/html.")
-    content: str = Field(None, description="Text: the characters from start_index on.")
-    truncated: bool = Field(
-        None, description="True when more text follows (see next_index) or the page was cut."
+    content: str = omitted(description="Text: the characters from start_index on.")
+    truncated: bool = omitted(
+        description="True when more text follows (see next_index) or the page was cut."
     )
-    start_index: int = Field(None, description="Text: offset of the first character returned.")
-    next_index: int = Field(None, description="Text: start_index for the next part, when any.")
-    total_length: int = Field(None, description="Text: characters in the whole converted page.")
-    title: str = Field(None, description="HTML: the page's title.")
-    format: str = Field(None, description="Text: markdown, text or html.")
-    charset: str = Field(None, description="Text: the charset the page was decoded with.")
-    page_cut: bool = Field(
-        None, description=f"True when the page was over {MAX_PAGE_BYTES // 2**20} MB and was cut."
+    start_index: int = omitted(description="Text: offset of the first character returned.")
+    next_index: int = omitted(description="Text: start_index for the next part, when any.")
+    total_length: int = omitted(description="Text: characters in the whole converted page.")
+    title: str = omitted(description="HTML: the page's title.")
+    format: str = omitted(description="Text: markdown, text or html.")
+    charset: str = omitted(description="Text: the charset the page was decoded with.")
+    page_cut: bool = omitted(
+        description=f"True when the page was over {MAX_PAGE_BYTES // 2**20} MB and was cut."
     )
-    redirects: list[str] = Field(None, description="The URLs redirected through, in order.")
-    pages: int = Field(None, description="PDF: number of pages.")
-    mime_type: str = Field(None, description="Images: the image's MIME type.")
-    image_base64: str = Field(None, description="Images: the bytes in base64 (MCP: image content).")
-    size: int = Field(None, description="Images: size in bytes.")
-    width: int = Field(None, description="Images: width in pixels, when known.")
-    height: int = Field(None, description="Images: height in pixels, when known.")
+    redirects: list[str] = omitted(description="The URLs redirected through, in order.")
+    pages: int = omitted(description="PDF: number of pages.")
+    mime_type: str = omitted(description="Images: the image's MIME type.")
+    image_base64: str = omitted(description="Images: the bytes in base64 (MCP: image content).")
+    size: int = omitted(description="Images: size in bytes.")
+    width: int = omitted(description="Images: width in pixels, when known.")
+    height: int = omitted(description="Images: height in pixels, when known.")
 
 
 DESCRIPTION = f"""Fetch a web page (http or https) and return its content as Markdown.

@@ -33,6 +33,7 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -256,10 +257,10 @@ class _Server(Server[Any]):
     """Says it sends notifications/tools/list_changed (find_tools loads tools per session)."""
 
     def create_initialization_options(
-        self, notification_options: NotificationOptions | None = None, **rest: Any
-    ) -> Any:
+        self, notification_options: NotificationOptions | None = None, *args: Any, **rest: Any
+    ) -> InitializationOptions:
         options = notification_options or NotificationOptions(tools_changed=True)
-        return super().create_initialization_options(options, **rest)
+        return super().create_initialization_options(options, *args, **rest)
 
 
 def mcp_tool(tool: Tool) -> types.Tool:

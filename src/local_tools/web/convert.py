@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 __all__ = ["Converted", "convert_html", "decode_text"]
 
@@ -85,7 +85,9 @@ def convert_html(text: str, fmt: Format, base_url: str | None = None) -> Convert
     title = " ".join((doc.findtext(".//title") or "").split())
     if fmt == "html":  # the page as served
         return Converted(text, title)
-    for element in doc.xpath(_NOISE_XPATH):
+    # The expression selects only elements (no text, attribute or number results).
+    noise = cast("list[lxml.html.HtmlElement]", doc.xpath(_NOISE_XPATH))
+    for element in noise:
         if element.getparent() is not None:
             element.drop_tree()
     node = _main(doc)
