@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -70,3 +71,17 @@ def similar_paths(ctx: ToolContext, path: str, limit: int = 3) -> list[str]:
     close = difflib.get_close_matches(posix.name.casefold(), list(lowered), n=limit, cutoff=0.6)
     prefix = "" if parent in (".", "") else parent.rstrip("/") + "/"
     return [prefix + lowered[c] for c in close]
+
+
+def arguments_object(value: dict[str, Any] | str) -> dict[str, Any]:
+    """A called tool's arguments (batch, call_tool): an object, or that object as JSON text
+    (what strict OpenAI models and the openlink door send). ValueError otherwise."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value) if value.strip() else {}
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise ValueError("must be an object of the tool's arguments (or it as JSON text)")
+    return parsed

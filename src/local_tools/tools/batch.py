@@ -13,6 +13,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError
 from local_tools.core.output import render_compact
 from local_tools.core.tool import Args, Hints, Output, RenderFunc, omitted, tool
+from local_tools.tools._common import arguments_object
 
 MAX_CALLS = 25
 # Only a backstop: every inner call keeps its own limit (a question waits up to an hour),
@@ -33,15 +34,7 @@ class BatchCall(BaseModel):
     @field_validator("args")
     @classmethod
     def _json_text(cls, value: dict[str, Any] | str) -> dict[str, Any]:
-        if not isinstance(value, str):
-            return value
-        try:
-            parsed = json.loads(value) if value.strip() else {}
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser
-            parsed = None
-        if not isinstance(parsed, dict):
-            raise ValueError("must be an object of the tool's arguments (or it as JSON text)")
-        return parsed
+        return arguments_object(value)
 
 
 class BatchArgs(Args):

@@ -8,7 +8,6 @@ call's plus ".1"), with its error code and message passed through.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator
@@ -16,6 +15,7 @@ from pydantic import AliasChoices, Field, field_validator
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, ExecutionError, InvalidInput, ToolError
 from local_tools.core.tool import Args, Hints, tool
+from local_tools.tools._common import arguments_object
 from local_tools.tools.batch import result_text
 
 BINARY_SUFFIX = "_base64"  # as the transports send images: kept at the top level
@@ -40,15 +40,7 @@ class CallToolArgs(Args):
     @field_validator("arguments")
     @classmethod
     def _json_text(cls, value: dict[str, Any] | str) -> dict[str, Any]:
-        if not isinstance(value, str):
-            return value
-        try:
-            parsed = json.loads(value) if value.strip() else {}
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser
-            parsed = None
-        if not isinstance(parsed, dict):
-            raise ValueError("must be an object of the tool's arguments (or it as JSON text)")
-        return parsed
+        return arguments_object(value)
 
 
 DESCRIPTION = """Call a tool by name with its arguments, as if you called it directly.
