@@ -159,25 +159,11 @@ class Policy:
         names the subject, the stricter of its action and theirs stands, so they only
         ever narrow (their own allows, like `*.env.example`, only lift their own asks).
         """
-        path_like, fullmatch, by_group, fallback, guard, guards = self._compiled(
-            user_id, permission
-        )
+        compiled = self._compiled(user_id, permission)
         if subject is None:
+            fallback = compiled[3]
             return Decision(fallback[0], permission, None, fallback[1])
-        key = _path_key(subject) if path_like else subject
-        m = fullmatch(key) if fullmatch is not None else None
-        # Every alternative is a group (`_joined`), so a match has a lastindex.
-        if m is not None:
-            assert m.lastindex is not None
-            action, rule, names = by_group[m.lastindex]
-        else:
-            action, rule, names = fallback
-        if not names and guard is not None:
-            g = guard(key)
-            if g is not None:
-                assert g.lastindex is not None
-                if _STRICTNESS[guards[g.lastindex][0]] < _STRICTNESS[action]:
-                    action, rule = guards[g.lastindex]
+        action, rule = _decide(compiled, subject)
         return Decision(action, permission, subject, rule)
 
     def subject_filter(
@@ -196,7 +182,7 @@ class Policy:
         if not guarded and compiled[1] is None:
             kept_otherwise = fallback[0] in keep
             return lambda subject: kept_otherwise
-        return lambda subject: self.evaluate(user_id, permission, subject).action in keep
+        return lambda subject: _decide(compiled, subject)[0] in keep
 
     def denies_all(self, user_id: str, permission: str) -> bool:
         """Whether every subject of `permission` is denied to `user_id` (no rule, answer
@@ -369,6 +355,27 @@ class Policy:
 
 
 _STRICTNESS: dict[str, int] = {"deny": 0, "ask": 1, "allow": 2}
+
+
+def _decide(compiled: _Compiled, subject: str) -> tuple[Action, str]:
+    """The action and rule for one subject (see `Policy.evaluate`); no `Decision` made,
+    so `subject_filter` can run it for every path glob and grep list."""
+    path_like, fullmatch, by_group, fallback, guard, guards = compiled
+    key = _path_key(subject) if path_like else subject
+    m = fullmatch(key) if fullmatch is not None else None
+    # Every alternative is a group (`_joined`), so a match has a lastindex.
+    if m is not None:
+        assert m.lastindex is not None
+        action, rule, names = by_group[m.lastindex]
+    else:
+        action, rule, names = fallback
+    if not names and guard is not None:
+        g = guard(key)
+        if g is not None:
+            assert g.lastindex is not None
+            if _STRICTNESS[guards[g.lastindex][0]] < _STRICTNESS[action]:
+                action, rule = guards[g.lastindex]
+    return action, rule
 
 
 def _joined(patterns: Sequence[str]) -> _Match | None:
