@@ -6,6 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 
 NODE_DEPS := tests/interop/node_modules/.installed
+LSP_DEPS  := tests/lsp/node/node_modules/.installed
 ST_VENV   := .venv-schemathesis
 ST_DEPS   := $(ST_VENV)/.installed
 
@@ -33,6 +34,12 @@ lint: $(BIN)/.installed
 # reference filesystem server), pinned by package-lock.json.
 $(NODE_DEPS): tests/interop/package.json tests/interop/package-lock.json
 	cd tests/interop && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The TypeScript/JavaScript language server the lsp tests drive (Python's, basedpyright,
+# comes with the dev extra from PyPI), pinned by package-lock.json.
+$(LSP_DEPS): tests/lsp/node/package.json tests/lsp/node/package-lock.json
+	cd tests/lsp/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Schemathesis against serve http's /openapi.json (tests/transports/
@@ -98,7 +105,7 @@ $(BWRAP):
 			"tests (tests/security/test_sandbox.py) will skip"; \
 	fi
 
-test: lint $(NODE_DEPS) $(ST_DEPS) browser-deps postgres-deps sandbox-deps
+test: lint $(NODE_DEPS) $(LSP_DEPS) $(ST_DEPS) browser-deps postgres-deps sandbox-deps
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
@@ -113,4 +120,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/listing.py
 
 clean:
-	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules
+	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules tests/lsp/node/node_modules

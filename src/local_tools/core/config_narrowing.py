@@ -15,7 +15,9 @@ the defaults are kept:
 - `[network] respect_robots = true`;
 - `[deploy] protected` (only adds), `extensions` and `[http] allowed_origins` that are
   subsets of the defaults;
-- `[review] timeout` (a person's wait, not a grant).
+- `[review] timeout` (a person's wait, not a grant);
+- `[lsp] enabled = false` and its waits and sizes (never a `[lsp.NAME]` server: that
+  names a command to run).
 
 Everything else (roots, allow rules, the network and search settings, the browser's
 executable, the knowledge store's URL, any key added later and not listed here) is
@@ -70,6 +72,14 @@ _NARROWING: dict[tuple[str, str], Callable[[Any, Any], bool]] = {
     ("deploy", "extensions"): _subset,
     ("http", "allowed_origins"): _subset,
     ("review", "timeout"): _always,
+    # How long to wait for a language server, how many files it keeps open: no grant.
+    # `[lsp.NAME]` names a command to run: never from an untrusted file.
+    ("lsp", "enabled"): lambda value, default: value is False,
+    ("lsp", "wait"): _always,
+    ("lsp", "start_timeout"): _always,
+    ("lsp", "request_timeout"): _always,
+    ("lsp", "idle_timeout"): _always,
+    ("lsp", "max_open_documents"): _always,
 }
 _NARROWING_ACTIONS = ("deny", "ask")
 

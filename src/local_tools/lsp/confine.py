@@ -1,0 +1,72 @@
+"""How a toolbox starts its language servers: confined like the commands it runs.
+
+The file system read-only (a server reads the project, it never writes it), a private
+TMPDIR (also XDG_CACHE_HOME), no network, the state folder and the credential stores
+hidden (shell/command_reach.py), the host environment reduced to the allow-list commands
+get plus the server's `env`. With `[sandbox] mode = "off"` or no working engine the
+server runs unconfined, like commands then.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from local_tools.core.context import ToolContext
+from local_tools.core.state import private_dir
+from local_tools.lsp.manager import Launch, Launched, LspManager, LspSettings
+from local_tools.lsp.specs import ServerSpec
+from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
+from local_tools.shell.command_reach import hidden_paths
+from local_tools.shell.environment import build_environment
+
+__all__ = ["confined_launch", "lsp_manager", "settings_of"]
+
+RESOURCE = "lsp"
+
+
+def settings_of(ctx: ToolContext) -> LspSettings:
+    lsp = ctx.config.lsp
+    return LspSettings(
+        enabled=lsp.enabled,
+        wait=lsp.wait,
+        start_timeout=lsp.start_timeout,
+        request_timeout=lsp.request_timeout,
+        idle_timeout=lsp.idle_timeout,
+        max_open_documents=lsp.max_open_documents,
+        servers=dict(lsp.servers),
+    )
+
+
+def lsp_manager(ctx: ToolContext) -> LspManager:
+    """The toolbox's manager, made on first use."""
+
+    def make() -> LspManager:
+        return LspManager(settings_of(ctx), [r for r, _ in ctx.jail.roots], confined_launch(ctx))
+
+    return ctx.resource(RESOURCE, make)
+
+
+def confined_launch(ctx: ToolContext) -> Launch:
+    mode = ctx.config.sandbox.mode
+    engine = sandbox_engine()
+    mounted = hiding_supported(engine)
+    hide, reveal = hidden_paths(ctx, secrets=True) if mounted else ([], [])
+    state_dir = ctx.state_dir
+
+    def launch(spec: ServerSpec, root: Path, command: str) -> Launched:
+        private_dir(state_dir)
+        tmp = Path(tempfile.mkdtemp(prefix=f"lsp-{spec.name}-", dir=state_dir))
+        env = build_environment(dict(spec.env))
+        env["TMPDIR"] = str(tmp)
+        env["XDG_CACHE_HOME"] = str(tmp)
+        argv = [command, *spec.args]
+        if mode == "off" or engine.name == "off":
+            return argv, env, ()
+        argv = sandbox_argv(
+            argv, mode="read-only", network=False, cwd=root, writable=[], tmp_dir=tmp,
+            engine=engine, hide=hide, reveal=reveal,
+        )  # fmt: skip
+        return argv, env, ()
+
+    return launch
