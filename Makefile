@@ -118,6 +118,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/http_exec.py
 	$(BIN)/python benchmarks/web.py
 	$(BIN)/python benchmarks/listing.py
+	$(BIN)/python benchmarks/lsp.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules tests/lsp/node/node_modules

@@ -1,5 +1,5 @@
 """``local-tools doctor``: what this machine gives the tools (jail engine, rg, sandbox,
-the optional extras installed)."""
+the optional extras installed, the language servers found)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,45 @@ def _extras() -> list[tuple[str, str]]:
     return [(f"extra [{name}]", extra_status(name)) for name in EXTRAS]
 
 
+def _language_servers(tb: Toolbox) -> list[tuple[str, str]]:
+    """Whether [lsp] is on, and each server a file could go to: its command found (and
+    the version of a PyPI-installed one), or what installs it. No server is started."""
+    from local_tools.interact.terminal import safe_text
+    from local_tools.lsp.specs import find_command, server_specs
+
+    lsp = tb.config.lsp
+    state = "on" if lsp.enabled else "OFF by config ([lsp] enabled = false)"
+    rows = [("language servers", f"{state}; a file goes to the first found for its language")]
+    for spec in server_specs(lsp.servers):
+        found = find_command(spec.command)
+        if found is None:
+            missing = f"{spec.language}: not found: {spec.install}"
+            rows.append((safe_text(f"  {spec.name}"), safe_text(missing)))
+            continue
+        version = _distribution_version(spec.name) if spec.name in _FROM_PYPI else ""
+        rows.append((safe_text(f"  {spec.name}"), safe_text(f"{spec.language}: {found}{version}")))
+    rows += [
+        (safe_text(f"  {name}"), "disabled by config ([lsp.NAME] enabled = false)")
+        for name, server in lsp.servers.items()
+        if not server.enabled
+    ]
+    return rows
+
+
+_FROM_PYPI = ("basedpyright", "pyright")  # servers whose Python package has their name
+
+
+def _distribution_version(name: str) -> str:
+    """ " (basedpyright 1.31.0)" when a Python package of that name is installed: cheap,
+    unlike running a server's --version."""
+    from importlib import metadata
+
+    try:
+        return f" ({name} {metadata.version(name)})"
+    except (metadata.PackageNotFoundError, ValueError):
+        return ""
+
+
 def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
     from local_tools import __version__
     from local_tools.search import engine_info
@@ -80,6 +119,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("bubblewrap", bwrap or "not found"),
         ("browser", browser),
         *_extras(),
+        *_language_servers(tb),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
         *_trust(tb),

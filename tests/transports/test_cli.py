@@ -139,6 +139,32 @@ def test_doctor(workspace: Path, state: Path) -> None:
     assert "path jail" in r.stdout and "search" in r.stdout and str(workspace.resolve()) in r.stdout
 
 
+def test_doctor_lists_language_servers(workspace: Path, state: Path) -> None:
+    (workspace / "local-tools.toml").write_text(
+        f'[lsp.mine]\ncommand = "{sys.executable}"\nextensions = [".mine"]\n\n'
+        '[lsp.clangd]\ncommand = "no-such-clangd"\n\n[lsp.gopls]\nenabled = false\n'
+    )
+    assert cli("trust", "--yes", cwd=workspace, state=state).returncode == 0
+    r = cli("doctor", cwd=workspace, state=state)
+    assert r.returncode == 0, r.stderr
+    rows = {
+        line.split(None, 1)[0]: line.split(None, 1)[1]
+        for line in r.stdout.splitlines()
+        if line.startswith("  ") and line.split()
+    }
+    assert "language servers" in r.stdout and "on; " in r.stdout
+    assert rows["mine"] == f"mine: {sys.executable}"  # configured, found
+    assert rows["clangd"] == "C/C++: not found: apt-get install clangd"  # its install hint
+    assert rows["gopls"].startswith("disabled by config")
+    # basedpyright comes with the dev extra; pyright may or may not be here.
+    assert (
+        rows["basedpyright"].startswith("Python: ")
+        and "basedpyright-langserver" in rows["basedpyright"]
+    )
+    assert rows["pyright"].startswith("Python: ")
+    assert "extra [lsp]" in r.stdout
+
+
 def test_init_writes_loadable_config(workspace: Path, state: Path) -> None:
     r = cli("init", cwd=workspace, state=state)
     assert r.returncode == 0 and (workspace / "local-tools.toml").exists()

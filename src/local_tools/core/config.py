@@ -458,7 +458,7 @@ def _build(data: dict[str, Any], *, label: str | None, base: Path, workspace: Pa
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        problems = [describe(err, Config) for err in exc.errors()]
+        problems = [_as_written(describe(err, Config)) for err in exc.errors()]
         raise ConfigError(problems, source=label or "<defaults>") from None
     ws = config.workspace
     root = _resolve(ws.root, base) if "root" in ws.model_fields_set else workspace
@@ -472,6 +472,11 @@ def _build(data: dict[str, Any], *, label: str | None, base: Path, workspace: Pa
     config = config.model_copy(update={"workspace": resolved})
     config._source = label
     return config
+
+
+def _as_written(problem: str) -> str:
+    """`[lsp.NAME]` tables are validated under `lsp.servers`: name them as written."""
+    return problem.replace("lsp.servers.", "lsp.")
 
 
 def _resolve(path: Path, base: Path) -> Path:

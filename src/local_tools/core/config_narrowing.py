@@ -114,7 +114,11 @@ def _section(name: str, section: BaseModel, ignored: list[str]) -> dict[str, Any
         value = getattr(section, key)
         default = getattr(defaults, key)
         check = _NARROWING.get((name, key))
-        if isinstance(value, BaseModel) and check is None:  # e.g. [network.search]
+        if (name, key) == ("lsp", "servers"):  # [lsp.NAME] tables: each names a command
+            for server, table in value.items():
+                command = f" (command {_show(table.command)})" if table.command else ""
+                ignored.append(f"lsp.{server}{command}")
+        elif isinstance(value, BaseModel) and check is None:  # e.g. [network.search]
             inner: list[str] = []
             _section(f"{name}.{key}", value, inner)
             ignored += inner or [f"{name}.{key}"]

@@ -97,6 +97,30 @@ profile = "core"              # what is listed to a model: core, full, browser, 
 # [profiles.frontend]         # a profile of your own: toolsets, tool names, globs, profiles
 # tools = ["core", "browser", "http_request"]
 
+[lsp]                         # language servers: diagnostics after edits, the lsp tool
+enabled = true                # false: no server is started (edits say "unavailable")
+wait = 2.0                    # seconds an edit waits for a warm server's diagnostics (0-30)
+start_timeout = 60            # seconds for a server to answer initialize
+request_timeout = 30          # seconds for one lsp request (definition, references, ...)
+idle_timeout = 600            # a server unused this long is stopped (started again on need)
+max_open_documents = 64       # per server; the least recently used is closed past this
+# Built in: basedpyright (else pyright) for Python, typescript-language-server for
+# TypeScript/JavaScript, gopls, rust-analyzer, clangd, each when installed (`local-tools
+# doctor` shows which). A table adds a server, or changes the built-in of that name
+# (keys not given keep the built-in's). Servers run confined: read-only, no network.
+# [lsp.gopls]
+# command = "/opt/go/bin/gopls"
+# [lsp.pyright]
+# enabled = false
+# [lsp.zls]
+# command = "zls"
+# args = []
+# extensions = [".zig"]
+# root_markers = ["build.zig", ".git"]
+# env = { ZLS_LOG = "error" }
+# init_options = {}
+# settings = {}               # answered to its workspace/configuration requests
+
 [http]                        # `local-tools serve http` (the openlink extension, the console)
 # Browser origins allowed to call it besides its own console page; * matches any text.
 allowed_origins = ["chrome-extension://*", "moz-extension://*"]

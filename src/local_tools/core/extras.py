@@ -3,9 +3,9 @@ whether it is importable here, and the error a tool gives when it is not.
 
 A plain install carries what the everyday tools need; a toolset whose library is large
 or needs a service (Playwright for the browser, psycopg for a PostgreSQL knowledge
-store) comes with its extra. A tool whose extra is missing answers EXECUTION_ERROR
-naming the command that brings it, never a ModuleNotFoundError; `local-tools doctor`
-lists each extra.
+store) comes with its extra, and so does basedpyright, Python's language server. A tool
+whose extra is missing answers EXECUTION_ERROR naming the command that brings it, never
+a ModuleNotFoundError; `local-tools doctor` lists each extra.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ EXTRAS: dict[str, Extra] = {
     for extra in (
         Extra("browser", "playwright", "playwright", "the browser_* tools"),
         Extra("postgres", "psycopg", "psycopg", "a PostgreSQL knowledge store"),
+        # Listed although nothing imports it: it brings basedpyright's language server
+        # (its own Node inside), which doctor's language servers rows then find.
+        Extra("lsp", "basedpyright", "basedpyright", "Python diagnostics and the lsp tool"),
     )
 }
 

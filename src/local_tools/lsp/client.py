@@ -67,6 +67,9 @@ class LanguageServer:
     max_open: int = 64
     on_exit: Callable[[LanguageServer], None] | None = None
     pass_fds: Sequence[int] = ()
+    # Sent as initialize's processId, which servers watch to exit with us; None when the
+    # server runs in a PID namespace of its own (bwrap), where our pid means nothing.
+    parent_pid: int | None = field(default_factory=os.getpid)
     started_at: float = 0.0
     last_used: float = field(default_factory=time.monotonic)
 
@@ -98,10 +101,13 @@ class LanguageServer:
         return self._rpc is not None and self._rpc.alive and not self.closed
 
     def start(self, timeout: float) -> None:
-        """Spawn and initialize; blocks up to `timeout` (run it in a thread)."""
+        """Spawn and initialize; blocks up to `timeout` (run it in a thread). A `close`
+        that overtakes it wins: nothing is left running and `ready` says stopped."""
         self.started_at = time.monotonic()
         try:
             self._spawn()
+            if self.closed:  # closed while spawning: close() found no process to stop
+                raise StartFailed(f"{self.name} was stopped while starting")
             assert self._rpc is not None
             _, init = self._rpc.request("initialize", self._initialize_params())
             try:
@@ -117,15 +123,24 @@ class LanguageServer:
             caps = result.get("capabilities") if isinstance(result, dict) else None
             self.capabilities = caps if isinstance(caps, dict) else {}
             self._rpc.notify("initialized", {})
-        except StartFailed as exc:
-            self._ready.set_exception(exc)
+        except (StartFailed, ServerGone) as exc:
+            failed = (
+                exc if isinstance(exc, StartFailed) else StartFailed(f"{exc}{self._stderr_tail()}")
+            )
+            self._settle(failed)
+            self.closed = False  # let close() run fully even if it ran before the spawn
             self.close()
             return
-        except ServerGone as exc:
-            self._ready.set_exception(StartFailed(f"{exc}{self._stderr_tail()}"))
-            self.close()
-            return
-        self._ready.set_result(None)
+        self._settle(None)
+
+    def _settle(self, failed: StartFailed | None) -> None:
+        with self._lock:  # start and close may both try
+            if self._ready.done():
+                return
+            if failed is None:
+                self._ready.set_result(None)
+            else:
+                self._ready.set_exception(failed)
 
     def _spawn(self) -> None:
         try:
@@ -194,8 +209,10 @@ class LanguageServer:
             _kill_group(proc)
         if rpc is not None:
             rpc.close()
-        if not self._ready.done():
-            self._ready.set_exception(StartFailed(f"{self.name} was stopped while starting"))
+        if proc is not None and proc.stderr is not None:
+            with contextlib.suppress(OSError, ValueError):
+                proc.stderr.close()
+        self._settle(StartFailed(f"{self.name} was stopped while starting"))
         with self._lock:
             self._lock.notify_all()
 
@@ -261,6 +278,67 @@ class LanguageServer:
                 if left <= 0 or not self.alive:
                     return None
                 self._lock.wait(min(left, 0.5))
+
+    @property
+    def sync_count(self) -> int:
+        """How many syncs were sent so far: a mark for `published_since`."""
+        with self._lock:
+            return self._seq
+
+    def published_since(self, mark: int) -> dict[Path, list[dict[str, Any]]]:
+        """Current diagnostics of open documents that arrived after sync number `mark`
+        was sent (what a server re-published after a change)."""
+        out: dict[Path, list[dict[str, Any]]] = {}
+        with self._lock:
+            for uri, doc in self._docs.items():
+                pub = self._published.get(uri)
+                path = path_of(uri)
+                if pub is None or path is None or pub.sent_seq < mark or not _current(pub, doc):
+                    continue
+                out[path] = list(pub.items)
+        return out
+
+    def wait_published(self, paths: Sequence[Path], mark: int, deadline: float) -> None:
+        """Wait until each of `paths` has diagnostics published after sync `mark`, or
+        until `deadline` (time.monotonic())."""
+        uris = [uri_of(p) for p in paths]
+        with self._lock:
+            while True:
+                missing = [
+                    u for u in uris
+                    if u in self._docs
+                    and ((pub := self._published.get(u)) is None or pub.sent_seq < mark)
+                ]  # fmt: skip
+                left = deadline - time.monotonic()
+                if not missing or left <= 0 or not self.alive:
+                    return
+                self._lock.wait(min(left, 0.5))
+
+    @property
+    def pulls_diagnostics(self) -> bool:
+        """Whether `pull_diagnostics` works here: typescript-language-server publishes
+        nothing when a file stays clean, so its diagnostics are asked for instead."""
+        provider = self.capabilities.get("executeCommandProvider")
+        commands = provider.get("commands") if isinstance(provider, dict) else None
+        return isinstance(commands, list) and _TSSERVER_REQUEST in commands
+
+    def pull_diagnostics(
+        self, path: Path, timeout: float, cancelled: Callable[[], bool]
+    ) -> list[dict[str, Any]]:
+        """The diagnostics of the document's synced text, asked for (see
+        `pulls_diagnostics`), in the LSP shape publishDiagnostics carries. Raises as
+        `request` does."""
+        out: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        for command in ("syntacticDiagnosticsSync", "semanticDiagnosticsSync"):
+            left = max(deadline - time.monotonic(), 0.01)
+            params = {"command": _TSSERVER_REQUEST, "arguments": [command, {"file": uri_of(path)}]}
+            answer = self.request("workspace/executeCommand", params, left, cancelled)
+            body = answer.get("body") if isinstance(answer, dict) else None
+            if not isinstance(body, list):
+                raise RpcError(-32603, f"{self.name} answered {command} without diagnostics")
+            out += [_from_tsserver(d) for d in body if isinstance(d, dict)]
+        return out
 
     def known_diagnostics(self) -> dict[Path, list[dict[str, Any]]]:
         """Every open document's current diagnostics that have arrived."""
@@ -358,7 +436,7 @@ class LanguageServer:
     def _initialize_params(self) -> dict[str, Any]:
         root_uri = uri_of(self.root)
         return {
-            "processId": os.getpid(),
+            "processId": self.parent_pid,
             "clientInfo": {"name": "local-tools"},
             "rootUri": root_uri,
             "rootPath": str(self.root),
@@ -366,6 +444,29 @@ class LanguageServer:
             "initializationOptions": dict(self.spec.init_options),
             "capabilities": _CLIENT_CAPABILITIES,
         }
+
+
+_TSSERVER_REQUEST = "typescript.tsserverRequest"
+_TS_SEVERITY = {"error": 1, "warning": 2, "suggestion": 4, "message": 3}
+
+
+def _from_tsserver(item: dict[str, Any]) -> dict[str, Any]:
+    """A tsserver diagnostic (1-based line and UTF-16 offset) as an LSP one."""
+    start = item.get("start")
+    line = start.get("line", 1) if isinstance(start, dict) else 1
+    offset = start.get("offset", 1) if isinstance(start, dict) else 1
+    position = {
+        "line": max(line - 1, 0) if isinstance(line, int) else 0,
+        "character": max(offset - 1, 0) if isinstance(offset, int) else 0,
+    }
+    category = item.get("category")
+    return {
+        "range": {"start": position, "end": position},
+        "message": item.get("text", ""),
+        "severity": _TS_SEVERITY.get(category, 1) if isinstance(category, str) else 1,
+        "code": item.get("code"),
+        "source": "typescript",
+    }
 
 
 def _current(pub: Published, doc: _Document) -> bool:

@@ -3,12 +3,15 @@
 The file system read-only (a server reads the project, it never writes it), a private
 TMPDIR (also XDG_CACHE_HOME), no network, the state folder and the credential stores
 hidden (shell/command_reach.py), the host environment reduced to the allow-list commands
-get plus the server's `env`. With `[sandbox] mode = "off"` or no working engine the
-server runs unconfined, like commands then.
+get plus the server's `env`. The TMPDIR (in the state folder) goes with the server. With
+`[sandbox] mode = "off"` or no working engine the server runs unconfined, like commands
+then.
 """
 
 from __future__ import annotations
 
+import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -51,7 +54,6 @@ def confined_launch(ctx: ToolContext) -> Launch:
     mode = ctx.config.sandbox.mode
     engine = sandbox_engine()
     mounted = hiding_supported(engine)
-    hide, reveal = hidden_paths(ctx, secrets=True) if mounted else ([], [])
     state_dir = ctx.state_dir
 
     def launch(spec: ServerSpec, root: Path, command: str) -> Launched:
@@ -60,13 +62,22 @@ def confined_launch(ctx: ToolContext) -> Launch:
         env = build_environment(dict(spec.env))
         env["TMPDIR"] = str(tmp)
         env["XDG_CACHE_HOME"] = str(tmp)
+        cleanup = functools.partial(shutil.rmtree, tmp, ignore_errors=True)
         argv = [command, *spec.args]
         if mode == "off" or engine.name == "off":
-            return argv, env, ()
-        argv = sandbox_argv(
-            argv, mode="read-only", network=False, cwd=root, writable=[], tmp_dir=tmp,
-            engine=engine, hide=hide, reveal=reveal,
-        )  # fmt: skip
-        return argv, env, ()
+            return Launched(argv, env, (), cleanup)
+        try:
+            # Found at each launch, not when the manager is made: that happens inside
+            # the toolbox's resource lock, which finding .env files takes too; and a
+            # secret file added since is hidden from the next server.
+            hide, reveal = hidden_paths(ctx, secrets=True) if mounted else ([], [])
+            argv = sandbox_argv(
+                argv, mode="read-only", network=False, cwd=root, writable=[], tmp_dir=tmp,
+                engine=engine, hide=hide, reveal=reveal,
+            )  # fmt: skip
+        except BaseException:
+            cleanup()
+            raise
+        return Launched(argv, env, (), cleanup, own_pids=mounted)
 
     return launch

@@ -5,7 +5,9 @@ Threads, not asyncio: a server outlives any one call and any one event loop (the
 messages and completes `concurrent.futures.Future`s that async callers wrap. The
 server's requests to us (workspace/configuration, client/registerCapability, ...) are
 answered on the reader thread by `on_request`; its notifications go to
-`on_notification`. A server that dies fails every pending request with `ServerGone`.
+`on_notification`. A server that dies fails every pending request with `ServerGone`; one
+that breaks the framing (a bad or huge Content-Length, a body that is not JSON) is
+killed and does the same.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 # A workspace symbol list of a big project is a few MB; anything far larger is a
 # broken or hostile server, and reading it would hold that much in memory.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+_MAX_HEADER_LINES = 32  # LSP has two header fields
 _METHOD_NOT_FOUND = -32601
 _REQUEST_CANCELLED = -32800
 
@@ -140,6 +143,7 @@ class JsonRpc:
 
     def _read_loop(self) -> None:
         reason = f"{self.name} exited"
+        broken = False
         try:
             while True:
                 message = self._read_message()
@@ -147,18 +151,26 @@ class JsonRpc:
                     break
                 self._dispatch(message)
         except ServerGone as exc:
-            reason = str(exc)
+            reason, broken = str(exc), True
         except Exception as exc:  # a reader that dies must still fail the waiters
             log.exception("reading from %s failed", self.name)
             reason = f"{self.name} broke the protocol ({type(exc).__name__}: {exc})"
+            broken = True
+        if broken:
+            # Nobody reads its output any more: a server left running would block on
+            # it (and hold its memory) until the toolbox closes.
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(2)
         code = self.proc.poll()
-        if code is not None:
+        if code is not None and not broken:
             reason = f"{reason} (exit status {code})"
         self._fail_all(reason)
 
     def _read_message(self) -> dict[str, Any] | None:
         length = -1
-        while True:
+        for _ in range(_MAX_HEADER_LINES):
             line = self._stdout.readline(8192)
             if not line:
                 return None  # end of output: the server is gone
@@ -170,6 +182,8 @@ class JsonRpc:
                     length = int(value.strip())
                 except ValueError:
                     raise ServerGone(f"{self.name} sent a bad Content-Length") from None
+        else:  # output that never ends a header is not LSP: stop reading it
+            raise ServerGone(f"{self.name} sent a header of more than {_MAX_HEADER_LINES} lines")
         if length < 0 or length > MAX_MESSAGE_BYTES:
             raise ServerGone(f"{self.name} sent a message of unusable length {length}")
         body = self._stdout.read(length)
