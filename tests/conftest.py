@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from local_tools import Toolbox
+from local_tools.core.runner import Runner
 from local_tools.core.state import STATE_DIR_ENV
 
 
@@ -19,6 +20,21 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(STATE_DIR_ENV, str(state))
     monkeypatch.delenv("LOCAL_TOOLS_CONFIG", raising=False)
     return state
+
+
+@pytest.fixture(autouse=True)
+def _no_language_servers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside tests/lsp, calls that write a .py or .ts file do not start a language
+    server to check it: those tests measure what they test, without a server's start-up
+    in their timings or its report in their expected text. tests/lsp drives the real
+    servers; tests that start local-tools in a subprocess get the check as users do."""
+    if "lsp" in request.node.path.parts:
+        return
+
+    async def no_check(self: Runner, args: Any, ctx: Any, output: Any) -> None:
+        return None
+
+    monkeypatch.setattr(Runner, "_after_change", no_check)
 
 
 @pytest.fixture

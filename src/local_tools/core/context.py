@@ -6,6 +6,7 @@ extra permissions — and never from globals, so two toolboxes never share state
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +22,20 @@ if TYPE_CHECKING:
     from local_tools.security.jail import Jail
     from local_tools.security.policy import Policy
 
-__all__ = ["ProgressFunc", "ToolContext", "session_owner"]
+__all__ = ["ChangedFile", "ProgressFunc", "ToolContext", "session_owner"]
 
 ProgressFunc = Callable[[str, "float | None"], None]
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedFile:
+    """A file a call wrote: what the runner checks for language errors afterwards."""
+
+    path: Path  # the real path
+    before: str | None  # None: the call created it
+    after: str
+    written_at: float  # time.monotonic() at the end of the write
 
 
 @dataclass(slots=True)
@@ -53,6 +64,9 @@ class ToolContext:
     runner: Runner | None = None
     # The toolbox's long-lived shared things (background processes, a browser).
     resources: Resources | None = None
+    # Files this call wrote (record_change), for the language-error check after it;
+    # None until one is, so a call that writes nothing pays nothing.
+    changed_files: list[ChangedFile] | None = None
 
     @property
     def workspace(self) -> Path:
@@ -84,6 +98,12 @@ class ToolContext:
         if self.resources is None:
             raise RuntimeError("this context has no toolbox resources")
         return self.resources.get(key, factory)
+
+    def record_change(self, path: Path, before: str | None, after: str) -> None:
+        """Note that this call wrote `after` to `path` (real) over `before`."""
+        if self.changed_files is None:
+            self.changed_files = []
+        self.changed_files.append(ChangedFile(path, before, after, time.monotonic()))
 
     def progress(self, message: str, fraction: float | None = None) -> None:
         if self.on_progress is not None:

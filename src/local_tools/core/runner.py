@@ -187,14 +187,39 @@ class Runner:
             on_progress=on_progress,
         )
         if tool.blocking and not tool.is_async:
-            return await self._call_blocking(tool, args, ctx)
-        if tool.permission is not None:
-            subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
-            await self.policy.authorize(
-                user_id, tool.permission, subjects, ctx.asker, tool=tool.name
-            )
-        result = await self._execute(tool, args, ctx)
-        return self._bound(tool, _as_dict(result), call_id)
+            output: dict[str, Any] = await self._call_blocking(tool, args, ctx)
+        else:
+            if tool.permission is not None:
+                subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
+                await self.policy.authorize(
+                    user_id, tool.permission, subjects, ctx.asker, tool=tool.name
+                )
+            result = await self._execute(tool, args, ctx)
+            output = self._bound(tool, _as_dict(result), call_id)
+        if ctx.changed_files is not None:  # the call wrote files
+            await self._after_change(args, ctx, output)
+        return output
+
+    async def _after_change(
+        self, args: BaseModel, ctx: ToolContext, output: dict[str, Any]
+    ) -> None:
+        """Add the language errors of the files the call wrote (lsp/after_change.py),
+        unless language servers are off or the call said diagnostics=false."""
+        if not self.config.lsp.enabled or getattr(args, "diagnostics", True) is False:
+            return
+        # Imported here: only calls that write pay for the language-server engine.
+        from local_tools.lsp.after_change import check_changes, wanted
+
+        changes = list(ctx.changed_files or ())
+        if not any(wanted(ctx, change.path) for change in changes):
+            return  # a .md or .txt: not even a thread hop
+        try:
+            report = await asyncio.to_thread(check_changes, ctx, changes)
+        except Exception:  # the write succeeded: a failed check must not turn it into an error
+            log.exception("checking %s's changes for language errors failed", ctx.tool)
+            return
+        if report is not None:
+            output["diagnostics"] = report
 
     async def _call_blocking(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
         """A sync tool that may block: authorized and run in one worker-thread hop.

@@ -50,4 +50,5 @@ def rewrite_text_file(
         # (inside the jail) and keeps the link, as editors do.
         ctx.jail.write_atomic(str(real), encode_text(tf, after), exclusive=not tf.exists)
         note_read(ctx, real, os.stat(real))
+    ctx.record_change(real, tf.text if tf.exists else None, after)
     return Rewrite(shown, tf.text, after, info, created=not tf.exists)

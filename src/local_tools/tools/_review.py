@@ -30,6 +30,11 @@ from local_tools.interact.base import (
     ReviewAnswer,
     ReviewRequest,
 )
+from local_tools.lsp.after_change import (
+    DIAGNOSTICS_DESCRIPTION,
+    DiagnosticsReport,
+    with_diagnostics,
+)
 from local_tools.tools._common import file_subjects, path_subject, shown_path
 
 __all__ = [
@@ -84,6 +89,7 @@ class ReviewOutput(Output):
     diff: str = omitted(description="The person's edit as a unified diff (edit only).")
     feedback: str = omitted(description="The person's feedback (feedback only).")
     message: str = Field(description="What to do next.")
+    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
 
 
 _NEXT = {
@@ -137,7 +143,7 @@ def render_review(out: dict[str, Any]) -> str:
     what = out.get("path") or out.get("title", "")
     head = f"Review of {what}: {out.get('decision')}. {out.get('message', '')}"
     if out.get("decision") == "edit":
-        return f"{head}\n{out.get('diff', '')}"
+        return with_diagnostics(f"{head}\n{out.get('diff', '')}", out)
     if out.get("decision") == "feedback":
         return f"{head}\nFeedback:\n{out.get('feedback', '')}"
     return head
@@ -253,6 +259,7 @@ def _write_edit(
             )
         ctx.jail.write_atomic(str(now.real), encode_text(now, after))
         note_read(ctx, now.real, os.stat(now.real))
+    ctx.record_change(now.real, now.text, after)
 
 
 def _identity(tf: TextFile) -> tuple[int, int]:

@@ -43,11 +43,17 @@ from local_tools.editing.patch import (
     parse_patch,
 )
 from local_tools.editing.textfile import MAX_EDIT_BYTES
+from local_tools.lsp.after_change import (
+    DIAGNOSTICS_DESCRIPTION,
+    DiagnosticsReport,
+    with_diagnostics,
+)
 from local_tools.tools._common import authorize_read, file_subjects, similar_paths
 
 
 class ApplyPatchArgs(Args):
     patch: str = Field(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")
+    diagnostics: bool = Field(True, description="Report language errors after.")
 
 
 DESCRIPTION = """Add, update, rename and delete files with one patch, all or nothing.
@@ -274,7 +280,10 @@ def _commit(changes: list[_Change], ctx: ToolContext) -> None:
                 forget(ctx, jail.resolve(change.shown))
             if change.after is not None:
                 written = change.to or change.shown
-                note_read(ctx, jail.resolve(written), jail.stat(written))
+                real = jail.resolve(written)
+                note_read(ctx, real, jail.stat(written))
+                before = change.before_text if change.action == "update" else None
+                ctx.record_change(real, before, change.after_text)
 
 
 def _verify(change: _Change, ctx: ToolContext) -> None:
@@ -440,6 +449,7 @@ class PatchedFile(Output):
 class ApplyPatchOutput(Output):
     files: list[PatchedFile] = Field(description="Every file the patch changed, in patch order.")
     diff: str = Field(description="Unified diff of all the changes.")
+    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
 
 
 _LETTERS = {"add": "A", "update": "M", "delete": "D", "move": "R"}
@@ -452,7 +462,8 @@ def _render(output: dict[str, Any]) -> str:
         name = f"{f['path']} -> {f['to']}" if "to" in f else f["path"]
         note = f"  (matched {f['matched']})" if "matched" in f else ""
         rows.append(f"{_LETTERS[f['action']]} {name}{note}")
-    return f"Applied patch to {len(files)} file(s):\n" + "\n".join(rows)
+    text = f"Applied patch to {len(files)} file(s):\n" + "\n".join(rows)
+    return with_diagnostics(text, output)
 
 
 @tool(

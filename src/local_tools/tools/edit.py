@@ -8,10 +8,15 @@ from typing import Any
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
+from local_tools.lsp.after_change import (
+    DIAGNOSTICS_DESCRIPTION,
+    DiagnosticsReport,
+    with_diagnostics,
+)
 from local_tools.tools._common import authorize_read, path_subject
 
 
@@ -22,6 +27,7 @@ class EditArgs(Args):
     replace_all: bool = Field(
         False, description="Replace every occurrence instead of requiring exactly one."
     )
+    diagnostics: bool = Field(True, description="Report language errors after.")
 
 
 class EditOutput(Output):
@@ -31,6 +37,7 @@ class EditOutput(Output):
     first_line: int = Field(description="Line of the first change in the original file.")
     created: bool = Field(description="True when the edit created the file.")
     diff: str = Field(description="Unified diff of the change.")
+    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
 
 
 DESCRIPTION = """Replace text in a file: old_string becomes new_string.
@@ -48,7 +55,8 @@ def _render(output: dict[str, Any]) -> str:
     head = f"Edited {output['path']}: {output['replacements']} replacement(s)"
     if output["strategy"] != "exact":
         head += f" (matched by {output['strategy']})"
-    return f"{head}\n{output['diff']}" if output["diff"] else head
+    text = f"{head}\n{output['diff']}" if output["diff"] else head
+    return with_diagnostics(text, output)
 
 
 def _edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:

@@ -9,10 +9,15 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ToolError
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.editing.diff import unified_diff
 from local_tools.editing.match import Replacement, replace
 from local_tools.editing.rewrite import rewrite_text_file
+from local_tools.lsp.after_change import (
+    DIAGNOSTICS_DESCRIPTION,
+    DiagnosticsReport,
+    with_diagnostics,
+)
 from local_tools.tools._common import authorize_read, path_subject
 
 MAX_EDITS = 100
@@ -31,6 +36,7 @@ class MultiEditArgs(Args):
         max_length=MAX_EDITS,
         description="Edits applied in order.",
     )
+    diagnostics: bool = Field(True, description="Report language errors after.")
 
 
 class MultiEditOutput(Output):
@@ -39,6 +45,7 @@ class MultiEditOutput(Output):
     strategies: list[str] = Field(description="How each edit's old_string was matched, in order.")
     created: bool = Field(description="True when the first edit created the file.")
     diff: str = Field(description="Unified diff of all the edits.")
+    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
 
 
 DESCRIPTION = """Make several edits to one file in one step; all succeed or none is applied.
@@ -49,7 +56,8 @@ the file is unchanged and the error names the edit (1-based) and why."""
 
 def _render(output: dict[str, Any]) -> str:
     head = f"Edited {output['path']}: {output['replacements']} replacement(s)"
-    return f"{head}\n{output['diff']}" if output["diff"] else head
+    text = f"{head}\n{output['diff']}" if output["diff"] else head
+    return with_diagnostics(text, output)
 
 
 def _multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:

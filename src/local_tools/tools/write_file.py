@@ -11,8 +11,16 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput, ToolError
-from local_tools.core.tool import Args, Hints, Output, tool
+from local_tools.core.output import render_compact
+from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.editing.freshness import note_read
+from local_tools.editing.textfile import MAX_EDIT_BYTES
+from local_tools.lsp.after_change import (
+    DIAGNOSTICS_DESCRIPTION,
+    DiagnosticsReport,
+    wanted,
+    with_diagnostics,
+)
 from local_tools.tools._common import path_subject, shown_path
 
 
@@ -24,6 +32,7 @@ class WriteFileArgs(Args):
     encoding: str = Field("utf-8", description="Text encoding to write with.")
     overwrite: bool = Field(False, description="Replace the file if it already exists.")
     append: bool = Field(False, description="Add content to the end of the file.")
+    diagnostics: bool = Field(True, description="Report language errors after.")
 
 
 class WriteFileOutput(Output):
@@ -32,6 +41,7 @@ class WriteFileOutput(Output):
     created: bool = Field(description="True when the file did not exist before.")
     line_endings: str = Field(description='"lf" or "crlf": the line endings written.')
     bom: bool = Field(description="Whether the file starts with a byte order mark.")
+    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
 
 
 DESCRIPTION = """Write a text file in the workspace, creating missing parent folders.
@@ -84,6 +94,27 @@ def _line_endings(text: str, style: _Style | None) -> tuple[str, str]:
     return text, "crlf" if pairs >= singles else "lf"
 
 
+def _old_text(ctx: ToolContext, path: str, encoding: str) -> tuple[bool, str | None]:
+    """(known, the file's text before the write: None when there is none); unknown
+    for a file too big to check or not text in `encoding`."""
+    try:
+        with ctx.jail.open_read(path) as handle:
+            data = handle.read(MAX_EDIT_BYTES + 1)
+    except ToolError:
+        return True, None
+    if len(data) > MAX_EDIT_BYTES:
+        return False, None
+    try:
+        return True, data.decode(encoding).removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return False, None
+
+
+def _render(output: dict[str, Any]) -> str:
+    plain = {k: v for k, v in output.items() if k != "diagnostics"}
+    return with_diagnostics(render_compact(plain), output)
+
+
 @tool(
     "write_file",
     args=WriteFileArgs,
@@ -93,6 +124,7 @@ def _line_endings(text: str, style: _Style | None) -> tuple[str, str]:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    render=_render,
     output=WriteFileOutput,
 )
 def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
@@ -119,6 +151,11 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
             f"The content cannot be written as {args.encoding}: {exc.reason} at character "
             f"{exc.start}. Use encoding='utf-8'."
         ) from None
+    # The text before, for telling the language errors this write adds from old ones.
+    checked = args.diagnostics and wanted(ctx, args.path)
+    known, before = (True, None)
+    if checked and matching:
+        known, before = _old_text(ctx, args.path, args.encoding)
     if args.append:
         created = ctx.jail.append(args.path, data)
         bom = style.utf8_bom if style is not None and not created else data.startswith(_BOMS)
@@ -133,6 +170,12 @@ def write_file(args: WriteFileArgs, ctx: ToolContext) -> dict[str, Any]:
         bom = data.startswith(_BOMS)
     real = ctx.jail.resolve(args.path)
     note_read(ctx, real, os.stat(real))  # what we wrote is what this session has seen
+    if checked and known:
+        written = text.removeprefix("\ufeff")
+        if created:
+            ctx.record_change(real, None, written)
+        elif before is not None:
+            ctx.record_change(real, before, before + written if args.append else written)
     return {
         "path": shown_path(ctx, args.path),
         "bytes_written": len(data),
