@@ -48,7 +48,7 @@ def test_the_default_is_core_and_full_lists_every_enabled_tool(tb: Toolbox) -> N
     assert names(tb) == CORE
     every = names(tb, profile="full")
     assert every == {t.name for t in tb.registry.enabled()} - {"invalid"}
-    assert len(every) == 75 and every >= BROWSER
+    assert len(every) == 76 and every >= BROWSER
 
 
 def test_an_unlisted_tool_is_callable_by_name(tb: Toolbox, workspace: Path) -> None:

@@ -316,6 +316,29 @@ def test_sample_call_matches_its_output_schema(
         return
     if name == "write_file":
         (workspace / "a.txt").unlink()  # the sample creates it
+    if name == "lsp":  # a real basedpyright (the dev extra); each shape of its output
+        (workspace / "a.py").write_text(
+            "class Point:\n    def norm(self) -> int:\n        return 1\n\n\n"
+            "x: str = Point().norm()\n"
+        )
+        out = structured(shell, name, SAMPLES[name])
+        assert out["items"][0]["line"] == 2
+        for other in (
+            {"operation": "document_symbols", "path": "a.py"},
+            {"operation": "hover", "path": "a.py", "symbol": "Point"},
+            {"operation": "diagnostics", "path": "a.py"},
+            {"operation": "rename", "path": "a.py", "symbol": "Point", "new_name": "P"},
+            {
+                "operation": "rename",
+                "path": "a.py",
+                "symbol": "Point",
+                "new_name": "Q",
+                "apply": True,
+            },
+        ):
+            out = structured(shell, name, other)
+        assert "class Q:" in (workspace / "a.py").read_text()
+        return
     if name.startswith("process_"):
         assert _start(shell, "cat") == "p1"  # the samples name p1
     if name.startswith("promote_"):

@@ -56,6 +56,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "file_copy": {"source": "a.txt", "destination": "b.txt", "overwrite": True},
     "glob": {"pattern": "**/*.py"},
     "grep": {"pattern": "x", "include": "*.py"},
+    "lsp": {"operation": "definition", "path": "a.py", "symbol": "Point.norm"},
     "exec_cmd": {"command": "echo hi", "env": {"A": "1"}, "timeout": 5},
     "process_output": {"process_id": "p1"},
     "process_input": {"process_id": "p1", "input": "y"},

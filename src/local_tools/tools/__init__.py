@@ -53,6 +53,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.import_knowledge import import_knowledge
     from local_tools.tools.invalid import invalid
     from local_tools.tools.list_dir import list_dir
+    from local_tools.tools.lsp import lsp
     from local_tools.tools.memory import memory
     from local_tools.tools.multi_edit import multi_edit
     from local_tools.tools.open_in_folder import open_in_folder
@@ -98,6 +99,7 @@ def builtin_tools() -> list[Tool]:
         file_copy,
         glob,
         grep,
+        lsp,
         exec_cmd,
         process_output,
         process_input,
