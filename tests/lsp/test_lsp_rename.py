@@ -16,8 +16,9 @@ from envelopes import err, ok
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError, InvalidInput, ToolError
 from local_tools.interact.base import Answer, PermissionRequest
-from local_tools.lsp.navigation import LspRequest, Navigator
+from local_tools.lsp.navigation import Navigator
 from local_tools.lsp.rename import apply_text_edits, commit, edits_by_file, rename_plan
+from local_tools.lsp.requests import LspRequest
 from local_tools.security.jail import Jail
 
 RENAME_PY = {"operation": "rename", "path": "shapes/geometry.py", "symbol": "origin"}

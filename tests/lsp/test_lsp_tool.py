@@ -21,7 +21,8 @@ from envelopes import err, ok
 from local_tools import Toolbox
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Cancelled
-from local_tools.lsp.navigation import LspRequest, Navigator
+from local_tools.lsp.navigation import Navigator
+from local_tools.lsp.requests import LspRequest
 from local_tools.tools.lsp import lsp as lsp_tool
 from lsp_projects import PY_PROJECT, TS_PROJECT, write_tree
 

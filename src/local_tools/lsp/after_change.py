@@ -217,15 +217,7 @@ def _check_server(
 
     def current(path: Path) -> list[dict[str, Any]] | None:
         """The diagnostics of the text last synced for `path`; None: not in time."""
-        if not pull:
-            return server.diagnostics(path, deadline)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        try:
-            return server.pull_diagnostics(path, left, cancelled)
-        except TimeoutError:
-            return None
+        return server.diagnostics(path, deadline, cancelled)
 
     # The text before: its diagnostics, unless the server already has them.
     changed = {f.path for f in files}

@@ -29,6 +29,7 @@ from local_tools.lsp.specs import ServerSpec, language_id
 __all__ = ["LanguageServer", "Published", "RequestCancelled", "StartFailed"]
 
 _STDERR_KEEP = 4096
+_METHOD_NOT_FOUND = -32601
 _POLL = 0.05  # how often a waiting request looks for a cancel
 
 
@@ -83,6 +84,8 @@ class LanguageServer:
         self._stderr: collections.deque[bytes] = collections.deque(maxlen=64)
         self._ready: Future[None] = Future()
         self.capabilities: dict[str, Any] = {}
+        self.server_info = ""  # its serverInfo.name
+        self._standard_pull: bool | None = None  # textDocument/diagnostic works here
         self.closed = False
 
     # --- life --------------------------------------------------------------------
@@ -122,6 +125,9 @@ class LanguageServer:
                 ) from None
             caps = result.get("capabilities") if isinstance(result, dict) else None
             self.capabilities = caps if isinstance(caps, dict) else {}
+            info = result.get("serverInfo") if isinstance(result, dict) else None
+            name = info.get("name") if isinstance(info, dict) else None
+            self.server_info = name if isinstance(name, str) else ""
             self._rpc.notify("initialized", {})
         except (StartFailed, ServerGone) as exc:
             failed = (
@@ -262,9 +268,28 @@ class LanguageServer:
         with self._lock:
             return [p for p in (path_of(u) for u in self._docs) if p is not None]
 
-    def diagnostics(self, path: Path, deadline: float) -> list[dict[str, Any]] | None:
+    def diagnostics(
+        self, path: Path, deadline: float, cancelled: Callable[[], bool] = lambda: False
+    ) -> list[dict[str, Any]] | None:
         """The diagnostics for the document's current version, waiting until `deadline`
-        (time.monotonic()); None when they did not come in time (pending)."""
+        (time.monotonic()); None when they did not come in time (pending).
+
+        Asked for where the server can be asked (`pulls_diagnostics`): a pushed empty
+        list is not always an answer (pyright publishes one for every open file it has
+        not checked yet, then the real list). Otherwise the newest publish for the
+        version last synced."""
+        if self.pulls_diagnostics:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                return self.pull_diagnostics(path, left, cancelled)
+            except TimeoutError:
+                return None
+            except RpcError as exc:
+                if exc.code != _METHOD_NOT_FOUND:
+                    raise
+                self._standard_pull = False  # it said so: use what it publishes
         uri = uri_of(path)
         with self._lock:
             while True:
@@ -316,11 +341,22 @@ class LanguageServer:
 
     @property
     def pulls_diagnostics(self) -> bool:
-        """Whether `pull_diagnostics` works here: typescript-language-server publishes
-        nothing when a file stays clean, so its diagnostics are asked for instead."""
+        """Whether `pull_diagnostics` works here: LSP's textDocument/diagnostic (declared,
+        or pyright's, which answers it without declaring it), else the tsserver request
+        typescript-language-server offers (it publishes nothing when a file stays clean)."""
+        return self._tsserver_pull or self._pulls_standard
+
+    @property
+    def _tsserver_pull(self) -> bool:
         provider = self.capabilities.get("executeCommandProvider")
         commands = provider.get("commands") if isinstance(provider, dict) else None
         return isinstance(commands, list) and _TSSERVER_REQUEST in commands
+
+    @property
+    def _pulls_standard(self) -> bool:
+        if self._standard_pull is not None:
+            return self._standard_pull
+        return "diagnosticProvider" in self.capabilities or "pyright" in self.server_info
 
     def pull_diagnostics(
         self, path: Path, timeout: float, cancelled: Callable[[], bool]
@@ -328,6 +364,15 @@ class LanguageServer:
         """The diagnostics of the document's synced text, asked for (see
         `pulls_diagnostics`), in the LSP shape publishDiagnostics carries. Raises as
         `request` does."""
+        if not self._tsserver_pull:
+            report = self.request(
+                "textDocument/diagnostic", {"textDocument": {"uri": uri_of(path)}}, timeout,
+                cancelled,
+            )  # fmt: skip
+            items = report.get("items") if isinstance(report, dict) else None
+            if not isinstance(items, list):  # "unchanged" needs a resultId we never send
+                raise RpcError(-32603, f"{self.name} answered a diagnostic pull without items")
+            return [d for d in items if isinstance(d, dict)]
         out: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         for command in ("syntacticDiagnosticsSync", "semanticDiagnosticsSync"):
@@ -511,6 +556,7 @@ _CLIENT_CAPABILITIES: dict[str, Any] = {
         "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
         "callHierarchy": {},
         "rename": {"prepareSupport": True},
+        "diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False},
     },
     "window": {"workDoneProgress": False},
 }

@@ -11,6 +11,7 @@ then.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -19,6 +20,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.state import private_dir
 from local_tools.lsp.manager import Launch, Launched, LspManager, LspSettings
 from local_tools.lsp.specs import ServerSpec
+from local_tools.security.policy import Action
 from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
 from local_tools.shell.command_reach import hidden_paths
 from local_tools.shell.environment import build_environment
@@ -71,6 +73,8 @@ def confined_launch(ctx: ToolContext) -> Launch:
             # the toolbox's resource lock, which finding .env files takes too; and a
             # secret file added since is hidden from the next server.
             hide, reveal = hidden_paths(ctx, secrets=True) if mounted else ([], [])
+            if mounted:
+                hide += rule_protected(ctx, root)
             argv = sandbox_argv(
                 argv, mode="read-only", network=False, cwd=root, writable=[], tmp_dir=tmp,
                 engine=engine, hide=hide, reveal=reveal,
@@ -81,3 +85,36 @@ def confined_launch(ctx: ToolContext) -> Launch:
         return Launched(argv, env, (), cleanup, own_pids=mounted)
 
     return launch
+
+
+_SHOWN: tuple[Action, ...] = ("allow", "ask")
+MAX_PROTECTED_WALK = 20_000  # files looked at under a server's root
+
+
+def rule_protected(ctx: ToolContext, root: Path) -> list[Path]:
+    """Files under `root` that a `read:file` rule denies: hidden from the server, whose
+    hover texts and messages (a constant's value, a docstring) would otherwise carry
+    what read_file refuses. Files a rule asks about stay visible (a rename must see
+    every use; the lsp tool shows their text only as read_file would). None to find
+    when no rule denies reads. The rules of the user whose call started the server
+    (servers are per toolbox)."""
+    readable = ctx.policy.subject_filter(ctx.user_id, "read:file", _SHOWN)
+    if readable is None:
+        return []
+    hidden: list[Path] = []
+    seen = 0
+    # Every file, ignored ones too (a .gitignore'd secrets file is the usual case).
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            seen += 1
+            if seen > MAX_PROTECTED_WALK:
+                return hidden
+            path = Path(folder) / name
+            try:
+                shown = ctx.jail.display(path)
+            except Exception:  # not the jail's to show: not ours to hide either
+                continue
+            if not readable(shown):
+                hidden.append(path)
+    return hidden

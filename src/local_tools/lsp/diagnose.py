@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from local_tools.core.errors import ExecutionError, ToolError
+from local_tools.core.errors import ExecutionError, NotFound, ToolError
 from local_tools.lsp.diagnostics import format_diagnostic, to_diagnostics
 from local_tools.lsp.jsonrpc import ServerGone
 from local_tools.lsp.manager import Unavailable
@@ -70,6 +70,12 @@ def _workspace(nav: Navigator, folder: Path | None, wait: float) -> dict[str, An
         opened.append(Doc(shown, real, text, found))
         if len(opened) % 10 == 0:
             nav.ctx.progress(f"opened {len(opened)} files", None)
+    if not opened and not unavailable:
+        where = nav.ctx.jail.display(folder) if folder is not None else "the workspace"
+        raise NotFound(
+            f"No source file a language server is meant for in {where} (readable without "
+            "asking); diagnostics checks .py, .ts, .js ... files."
+        )
     deadline = time.monotonic() + wait
     entries = [
         _entry(

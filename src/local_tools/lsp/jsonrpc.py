@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import json
 import logging
+import queue
 import subprocess
 import threading
 from collections.abc import Callable
@@ -29,9 +30,10 @@ log = logging.getLogger(__name__)
 # A workspace symbol list of a big project is a few MB; anything far larger is a
 # broken or hostile server, and reading it would hold that much in memory.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Unsent input a server may leave waiting before it counts as gone (and is killed).
+MAX_QUEUED_BYTES = 256 * 1024 * 1024
 _MAX_HEADER_LINES = 32  # LSP has two header fields
 _METHOD_NOT_FOUND = -32601
-_REQUEST_CANCELLED = -32800
 
 
 class RpcError(Exception):
@@ -73,6 +75,9 @@ class JsonRpc:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._gone: str | None = None
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queued = 0
+        threading.Thread(target=self._write_loop, name=f"lsp-{name}-in", daemon=True).start()
         self._reader = threading.Thread(target=self._read_loop, name=f"lsp-{name}", daemon=True)
         self._reader.start()
 
@@ -114,6 +119,7 @@ class JsonRpc:
 
     def close(self) -> None:
         self._fail_all("the connection was closed")
+        self._outbox.put(None)
         for stream in (self._stdin, self._stdout):
             with contextlib.suppress(OSError, ValueError):
                 stream.close()
@@ -121,16 +127,35 @@ class JsonRpc:
     # --- internals ---------------------------------------------------------------
 
     def _send(self, message: dict[str, Any]) -> None:
+        """Queue a message for the writer thread: never blocks, so a server that stops
+        reading its input cannot hold a call (or close) past its own deadline."""
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         data = b"Content-Length: %d\r\n\r\n" % len(body) + body
         with self._write_lock:
             if self._gone is not None:
                 raise ServerGone(self._gone)
+            if self._queued + len(data) > MAX_QUEUED_BYTES:
+                reason = f"{self.name} stopped reading its input ({self._queued} bytes waiting)"
+                self._gone = reason
+                with contextlib.suppress(OSError):
+                    self.proc.kill()
+                raise ServerGone(reason)
+            self._queued += len(data)
+            self._outbox.put(data)
+
+    def _write_loop(self) -> None:
+        while True:
+            data = self._outbox.get()
+            if data is None:
+                return
             try:
                 self._stdin.write(data)
                 self._stdin.flush()
             except (OSError, ValueError) as exc:
-                raise ServerGone(f"{self.name} stopped reading its input ({exc})") from None
+                self._fail_all(f"{self.name} stopped reading its input ({exc})")
+                return
+            with self._write_lock:
+                self._queued -= len(data)
 
     def _fail_all(self, reason: str) -> None:
         with self._lock:
@@ -238,6 +263,3 @@ class JsonRpc:
             reply = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": str(exc)}}
         with contextlib.suppress(ServerGone):
             self._send(reply)
-
-
-REQUEST_CANCELLED = _REQUEST_CANCELLED

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, NamedTuple
 
 from local_tools.lsp.client import LanguageServer
-from local_tools.lsp.specs import ServerSpec, find_command, server_specs, specs_for
+from local_tools.lsp.specs import ServerSpec, find_command, pin_tsserver, server_specs, specs_for
 
 __all__ = ["Launch", "Launched", "LspManager", "LspSettings", "Unavailable", "plain_launch"]
 
@@ -155,6 +155,7 @@ class LspManager:
                         f"restarted: {_reason(entry.server)}",
                     )
                 del self._entries[key]
+            spec = pin_tsserver(spec, command)
             try:
                 launched = self._launch(spec, root, command)
             except OSError as exc:

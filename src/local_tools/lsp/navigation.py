@@ -14,6 +14,8 @@ rule) and the request retried once.
 from __future__ import annotations
 
 import os
+import sys
+import sysconfig
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future
@@ -39,6 +41,7 @@ from local_tools.lsp.confine import lsp_manager
 from local_tools.lsp.jsonrpc import RpcError, ServerGone
 from local_tools.lsp.manager import LspManager, Unavailable
 from local_tools.lsp.positions import from_lsp, path_of, to_lsp, uri_of
+from local_tools.lsp.requests import LspRequest
 from local_tools.lsp.symbols import (
     Symbol,
     document_symbols,
@@ -51,20 +54,14 @@ from local_tools.search.listing import DEFAULT_EXCLUDED_DIRS, list_files
 from local_tools.security.policy import Action
 from local_tools.text_encoding import detect_bom
 
-__all__ = ["OPERATIONS", "Doc", "LspRequest", "Navigator", "validate"]
+__all__ = ["Doc", "Navigator"]
 
 T = TypeVar("T")
 
-OPERATIONS = (
-    "definition", "references", "hover", "document_symbols", "workspace_symbols",
-    "implementation", "incoming_calls", "outgoing_calls", "diagnostics", "rename",
-)  # fmt: skip
-POSITIONAL = frozenset(OPERATIONS) - {"document_symbols", "workspace_symbols", "diagnostics"}
 MAX_RESULTS = 100
 MAX_CANDIDATE_FILES = 10  # searched for a symbol named without a path
 MAX_WALK = 20_000  # files looked at to find a workspace's source files
 MAX_LINE_TEXT = 200
-MAX_NAME = 500  # symbol, query, new_name
 MAX_READ_BYTES = 8 * 1024 * 1024
 _EXCLUDED = (*DEFAULT_EXCLUDED_DIRS, ".venv", "venv", "__pycache__", ".tox", ".mypy_cache")
 # What makes one file of many unusable, not the call: a cancel or timeout still stops it.
@@ -80,51 +77,6 @@ _METHOD = {
     "definition": "textDocument/definition", "references": "textDocument/references",
     "implementation": "textDocument/implementation",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class LspRequest:
-    operation: str
-    path: str | None = None
-    line: int | None = None
-    column: int | None = None
-    symbol: str | None = None
-    query: str | None = None
-    new_name: str | None = None
-    apply: bool = False
-
-
-def validate(req: LspRequest) -> None:
-    """INVALID_INPUT for arguments the operation does not take or misses."""
-    op = req.operation
-    for name in ("symbol", "query", "new_name"):
-        if len(getattr(req, name) or "") > MAX_NAME:
-            raise InvalidInput(f"{name} is over {MAX_NAME} characters.")
-    if op not in OPERATIONS:
-        raise InvalidInput(f"Unknown operation {op!r}; one of: {', '.join(OPERATIONS)}.")
-    has_position = req.line is not None or req.column is not None
-    if op in POSITIONAL:
-        if has_position and req.symbol:
-            raise InvalidInput(f"{op}: give line and column, or symbol, not both.")
-        if not has_position and not req.symbol:
-            raise InvalidInput(
-                f"{op} needs a place: path with line and column (1-based), or symbol "
-                "(a name path like 'Point.norm', found in path or else the workspace)."
-            )
-        if has_position and (req.line is None or req.column is None or not req.path):
-            raise InvalidInput(f"{op}: a position needs path, line and column together.")
-    elif has_position or req.symbol:
-        raise InvalidInput(f"{op} takes no line, column or symbol.")
-    if op == "document_symbols" and not req.path:
-        raise InvalidInput("document_symbols needs path (the file to outline).")
-    if op == "workspace_symbols" and not (req.query or "").strip():
-        raise InvalidInput("workspace_symbols needs query (a name or part of one).")
-    if op != "workspace_symbols" and req.query is not None:
-        raise InvalidInput("query is for workspace_symbols only.")
-    if op == "rename" and not (req.new_name or "").strip():
-        raise InvalidInput("rename needs new_name.")
-    if op != "rename" and (req.new_name is not None or req.apply):
-        raise InvalidInput("new_name and apply are for rename only.")
 
 
 @dataclass
@@ -228,6 +180,12 @@ class Navigator:
         self, server: LanguageServer, real: Path, wait: float
     ) -> list[dict[str, Any]] | None:
         deadline = time.monotonic() + wait
+        if server.pulls_diagnostics:  # one request, cancelled with the call
+            try:
+                return server.diagnostics(real, deadline, self.cancelled)
+            except RequestCancelled:
+                self._check()
+                raise
         while True:
             got = server.diagnostics(real, min(deadline, time.monotonic() + 0.25))
             if got is not None:
@@ -280,6 +238,26 @@ class Navigator:
             return self._readable(self.ctx.jail.display(self.ctx.jail.resolve(str(real))))
         except ToolError:
             return False
+
+    def _defined_unreadable(self, doc: Doc, where: dict[str, Any]) -> str | None:
+        """Where the name at `where` is defined, when that is a file this call may not
+        read: outside the roots and every library folder, or refused by a rule."""
+        if not doc.server.capabilities.get("definitionProvider"):
+            return None
+        result = self.request(doc, "textDocument/definition", dict(where))
+        items = result if isinstance(result, list) else [result] if result else []
+        for item in items:
+            uri = item.get("uri", item.get("targetUri")) if isinstance(item, dict) else None
+            path = path_of(uri) if isinstance(uri, str) else None
+            if path is None:
+                continue
+            real = Path(os.path.realpath(path))
+            if any(real == r or real.is_relative_to(r) for r, _ in self.ctx.jail.roots):
+                if not self._may_show(real):
+                    return self.ctx.jail.display(real)
+            elif not any(real.is_relative_to(lib) for lib in library_roots(doc.server)):
+                return str(real)
+        return None
 
     def text_of(self, real: Path) -> str | None:
         """A file's text to show lines of: inside the roots, when the call named it or the
@@ -345,7 +323,7 @@ class Navigator:
         else:
             for uri in self._symbol_files(parts[-1]):
                 real = path_of(uri)
-                if real is None:
+                if real is None or not self._may_show(real):  # asks, denied, outside
                     continue
                 with suppress(*_SKIP):  # outside the roots, unreadable: not a candidate
                     doc = self.open(str(real))
@@ -439,6 +417,14 @@ class Navigator:
         if op == "hover":
             result = self.request(doc, "textDocument/hover", where)
             contents = result.get("contents") if isinstance(result, dict) else None
+            hidden = self._defined_unreadable(doc, where)
+            if hidden is not None:  # its text quotes that file (values, docstrings)
+                note = (
+                    f"The hover text is withheld: the name is defined in {hidden}, which "
+                    "this call may not read (outside the roots and not a library, or a "
+                    "read:file rule). definition still shows where."
+                )
+                return {**head, "hover": "", "note": note}
             return {**head, "hover": hover_text(contents)}
         if op in ("incoming_calls", "outgoing_calls"):
             return _bounded(head, self.calls(doc, where, op))
@@ -495,6 +481,8 @@ class Navigator:
             for item in result if isinstance(result, list) else []:
                 uri = item.get("location", {}).get("uri") if isinstance(item, dict) else None
                 path = path_of(uri) if isinstance(uri, str) else None
+                if path is None or not self._may_show(path):  # a name can be a secret
+                    continue
                 # Where its name is (some servers give the whole declaration's range).
                 found = document_symbols([item], str(uri), self.text_of(path)) if path else []
                 for sym in found:
@@ -503,6 +491,17 @@ class Navigator:
                         items.append(spot)
         servers = ", ".join(sorted({d.server.name for d in docs}))
         return _bounded({"operation": "workspace_symbols", "server": servers}, items)
+
+
+def library_roots(server: LanguageServer) -> list[Path]:
+    """Folders whose files hover may quote though they are outside the roots: this
+    Python's (stdlib, site-packages: the server's bundled stubs live there) and the
+    TypeScript the server runs (its lib.d.ts)."""
+    roots = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
+    tsserver = server.spec.init_options.get("tsserver")
+    if isinstance(tsserver, dict) and isinstance(tsserver.get("path"), str):
+        roots.add(str(Path(tsserver["path"]).parent.parent))
+    return [Path(os.path.realpath(r)) for r in roots if r]
 
 
 def hover_text(contents: Any) -> str:

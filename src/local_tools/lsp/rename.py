@@ -37,7 +37,8 @@ from local_tools.lsp.positions import from_lsp, path_of, uri_of, utf16_to_chars
 from local_tools.text_encoding import detect_bom
 
 if TYPE_CHECKING:
-    from local_tools.lsp.navigation import Doc, LspRequest, Navigator
+    from local_tools.lsp.navigation import Doc, Navigator
+    from local_tools.lsp.requests import LspRequest
 
 __all__ = [
     "FileChange",

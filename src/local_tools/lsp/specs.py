@@ -13,6 +13,7 @@ Commands are looked up on PATH and beside this Python (a virtualenv's bin, where
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -151,6 +152,27 @@ def find_command(command: str, path: str | None = None) -> str | None:
         return found
     here = Path(sys.executable).parent
     return shutil.which(command, path=str(here))
+
+
+def pin_tsserver(spec: ServerSpec, command: str) -> ServerSpec:
+    """typescript-language-server runs the workspace's own `node_modules/typescript`
+    before its own: a checkout could plant a tsserver.js and have it run on the next
+    .ts edit. Unless the config names one, pin the TypeScript that Node would resolve
+    from the server's own install (what it calls its bundled version)."""
+    options = dict(spec.init_options)
+    tsserver = options.get("tsserver")
+    if isinstance(tsserver, Mapping) and tsserver.get("path"):
+        return spec
+    if Path(spec.command).name != "typescript-language-server":
+        return spec
+    folder = Path(os.path.realpath(command)).parent
+    for parent in (folder, *folder.parents):
+        candidate = parent / "node_modules" / "typescript" / "lib" / "tsserver.js"
+        if candidate.is_file():
+            settings = dict(tsserver) if isinstance(tsserver, Mapping) else {}
+            options["tsserver"] = {**settings, "path": str(candidate)}
+            return dataclasses.replace(spec, init_options=options)
+    return spec
 
 
 def specs_for(path: Path, specs: Sequence[ServerSpec]) -> list[ServerSpec]:

@@ -16,8 +16,9 @@ from local_tools.lsp.after_change import (
     DiagnosticsReport,
     with_diagnostics,
 )
-from local_tools.lsp.navigation import LspRequest, Navigator, validate
+from local_tools.lsp.navigation import Navigator
 from local_tools.lsp.rename import check_writable, rename_commit, rename_output, rename_plan
+from local_tools.lsp.requests import LspRequest, validate
 from local_tools.tools._common import file_subjects
 
 __all__ = ["lsp"]
