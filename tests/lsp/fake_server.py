@@ -18,23 +18,11 @@ import json
 import os
 import socket
 import sys
-from typing import Any, BinaryIO
+from pathlib import Path
+from typing import Any
 
-
-def read_message(stream: BinaryIO) -> dict[str, Any] | None:
-    length = -1
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    body = stream.read(length)
-    parsed: dict[str, Any] = json.loads(body)
-    return parsed
+sys.path.insert(0, str(Path(__file__).parent))
+from mute_server import read_message
 
 
 def send(message: dict[str, Any]) -> None:

@@ -212,7 +212,7 @@ class LanguageServer:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(grace if rpc is not None else 0.1)
-            _kill_group(proc)
+            kill_group(proc)
         if rpc is not None:
             rpc.close()
         if proc is not None and proc.stderr is not None:
@@ -520,7 +520,8 @@ def _current(pub: Published, doc: _Document) -> bool:
     return pub.sent_seq >= doc.sent_seq
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the server and everything it started (its own session), then reap it."""
     if proc.poll() is not None:
         return
     killpg = getattr(os, "killpg", None)

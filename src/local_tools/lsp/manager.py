@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from local_tools.lsp.client import LanguageServer
+from local_tools.lsp.client import LanguageServer, kill_group
 from local_tools.lsp.specs import ServerSpec, find_command, pin_tsserver, server_specs, specs_for
 
 __all__ = ["Launch", "Launched", "LspManager", "LspSettings", "Unavailable", "plain_launch"]
@@ -286,15 +286,7 @@ def _release(server: LanguageServer) -> None:
     proc = server._proc
     if proc is None:
         return
-    if proc.poll() is None:
-        killpg = getattr(os, "killpg", None)
-        if killpg is not None:
-            with contextlib.suppress(OSError):
-                killpg(proc.pid, 9)
-        with contextlib.suppress(OSError):
-            proc.kill()
-        with contextlib.suppress(Exception):
-            proc.wait(2)
+    kill_group(proc)
     streams = [s for s in (proc.stdin, proc.stdout, proc.stderr) if s is not None]
     # In a thread: closing a pipe waits for its reader thread, which a stray holder of
     # the pipe's other end could keep waiting.
