@@ -333,7 +333,8 @@ def rename_plan(nav: Navigator, req: LspRequest) -> RenamePlan:
     edit = nav.request(doc, "textDocument/rename", {**where, "newName": new_name})
     by_file = edits_by_file(edit, server.name)
     if not by_file:
-        raise InvalidInput(f"{server.name} found nothing to rename at {at}.")
+        hint = "" if new_name.isidentifier() else f" ({new_name!r} may not be a valid name)"
+        raise InvalidInput(f"{server.name} found nothing to rename at {at}{hint}.")
     seen = {p: server.text_of(p) for p in by_file}
     try:
         changes = plan(nav.ctx, by_file, seen, server.name, _old_name(doc.text, prepared, position))
