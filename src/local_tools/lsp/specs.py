@@ -67,7 +67,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         ("tsconfig.json", "jsconfig.json", "package.json", ".git"),
         # Never fetch @types packages from the network on our behalf.
         init_options={"disableAutomaticTypingAcquisition": True},
-        install="npm install -g typescript-language-server typescript",
+        install="npm install -g typescript-language-server@5 typescript@5",
         language="TypeScript/JavaScript",
     ),
     ServerSpec(
