@@ -22,8 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_tools.lsp.jsonrpc import JsonRpc, RpcError, ServerGone
+from local_tools.lsp.jsonrpc import JsonRpc, RpcError, ServerGone, kill_group
 from local_tools.lsp.positions import path_of, uri_of
+from local_tools.lsp.protocol import (
+    CLIENT_CAPABILITIES,
+    TSSERVER_REQUEST,
+    from_tsserver,
+    setting,
+)
 from local_tools.lsp.specs import ServerSpec, language_id
 
 __all__ = ["LanguageServer", "Published", "RequestCancelled", "StartFailed"]
@@ -350,7 +356,7 @@ class LanguageServer:
     def _tsserver_pull(self) -> bool:
         provider = self.capabilities.get("executeCommandProvider")
         commands = provider.get("commands") if isinstance(provider, dict) else None
-        return isinstance(commands, list) and _TSSERVER_REQUEST in commands
+        return isinstance(commands, list) and TSSERVER_REQUEST in commands
 
     @property
     def _pulls_standard(self) -> bool:
@@ -377,12 +383,12 @@ class LanguageServer:
         deadline = time.monotonic() + timeout
         for command in ("syntacticDiagnosticsSync", "semanticDiagnosticsSync"):
             left = max(deadline - time.monotonic(), 0.01)
-            params = {"command": _TSSERVER_REQUEST, "arguments": [command, {"file": uri_of(path)}]}
+            params = {"command": TSSERVER_REQUEST, "arguments": [command, {"file": uri_of(path)}]}
             answer = self.request("workspace/executeCommand", params, left, cancelled)
             body = answer.get("body") if isinstance(answer, dict) else None
             if not isinstance(body, list):
                 raise RpcError(-32603, f"{self.name} answered {command} without diagnostics")
-            out += [_from_tsserver(d) for d in body if isinstance(d, dict)]
+            out += [from_tsserver(d) for d in body if isinstance(d, dict)]
         return out
 
     def known_diagnostics(self) -> dict[Path, list[dict[str, Any]]]:
@@ -451,7 +457,11 @@ class LanguageServer:
     def _request(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
             items = params.get("items", []) if isinstance(params, dict) else []
-            return [self._setting(item.get("section")) for item in items if isinstance(item, dict)]
+            return [
+                setting(self.spec.settings, item.get("section"))
+                for item in items
+                if isinstance(item, dict)
+            ]
         if method == "workspace/workspaceFolders":
             return [{"uri": uri_of(self.root), "name": self.root.name}]
         if method == "workspace/applyEdit":  # a server never writes: rename goes through us
@@ -465,19 +475,6 @@ class LanguageServer:
             return None
         raise LookupError(method)
 
-    def _setting(self, section: Any) -> Any:
-        settings = self.spec.settings
-        if not isinstance(section, str) or not section:
-            return dict(settings)
-        if section in settings:
-            return settings[section]
-        nested: Any = settings  # "a.b" also found as {"a": {"b": ...}}
-        for part in section.split("."):
-            if not isinstance(nested, Mapping) or part not in nested:
-                return None
-            nested = nested[part]
-        return nested
-
     def _initialize_params(self) -> dict[str, Any]:
         root_uri = uri_of(self.root)
         return {
@@ -487,77 +484,11 @@ class LanguageServer:
             "rootPath": str(self.root),
             "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
             "initializationOptions": dict(self.spec.init_options),
-            "capabilities": _CLIENT_CAPABILITIES,
+            "capabilities": CLIENT_CAPABILITIES,
         }
-
-
-_TSSERVER_REQUEST = "typescript.tsserverRequest"
-_TS_SEVERITY = {"error": 1, "warning": 2, "suggestion": 4, "message": 3}
-
-
-def _from_tsserver(item: dict[str, Any]) -> dict[str, Any]:
-    """A tsserver diagnostic (1-based line and UTF-16 offset) as an LSP one."""
-    start = item.get("start")
-    line = start.get("line", 1) if isinstance(start, dict) else 1
-    offset = start.get("offset", 1) if isinstance(start, dict) else 1
-    position = {
-        "line": max(line - 1, 0) if isinstance(line, int) else 0,
-        "character": max(offset - 1, 0) if isinstance(offset, int) else 0,
-    }
-    category = item.get("category")
-    return {
-        "range": {"start": position, "end": position},
-        "message": item.get("text", ""),
-        "severity": _TS_SEVERITY.get(category, 1) if isinstance(category, str) else 1,
-        "code": item.get("code"),
-        "source": "typescript",
-    }
 
 
 def _current(pub: Published, doc: _Document) -> bool:
     if pub.version is not None:
         return pub.version == doc.version
     return pub.sent_seq >= doc.sent_seq
-
-
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the server and everything it started (its own session), then reap it."""
-    if proc.poll() is not None:
-        return
-    killpg = getattr(os, "killpg", None)
-    if killpg is not None:
-        with contextlib.suppress(OSError):
-            killpg(proc.pid, 9)
-    with contextlib.suppress(OSError):
-        proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(2)
-
-
-_CLIENT_CAPABILITIES: dict[str, Any] = {
-    "general": {"positionEncodings": ["utf-16"]},
-    "workspace": {
-        "configuration": True,
-        "workspaceFolders": True,
-        "symbol": {"dynamicRegistration": False},
-        "workspaceEdit": {
-            "documentChanges": True,
-            "resourceOperations": ["create", "rename", "delete"],
-        },
-    },
-    "textDocument": {
-        "synchronization": {"dynamicRegistration": False, "didSave": False},
-        "publishDiagnostics": {"versionSupport": True, "relatedInformation": False},
-        "hover": {"contentFormat": ["plaintext", "markdown"]},
-        "definition": {"linkSupport": False},
-        "declaration": {"linkSupport": False},
-        "typeDefinition": {"linkSupport": False},
-        "implementation": {"linkSupport": False},
-        "references": {},
-        "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
-        "callHierarchy": {},
-        "rename": {"prepareSupport": True},
-        "diagnostic": {"dynamicRegistration": False, "relatedDocumentSupport": False},
-    },
-    "window": {"workDoneProgress": False},
-}

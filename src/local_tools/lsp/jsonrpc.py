@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import queue
 import subprocess
 import threading
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import IO, Any
 
-__all__ = ["MAX_MESSAGE_BYTES", "JsonRpc", "RpcError", "ServerGone"]
+__all__ = ["MAX_MESSAGE_BYTES", "JsonRpc", "RpcError", "ServerGone", "kill_group"]
 
 log = logging.getLogger(__name__)
 
@@ -263,3 +264,17 @@ class JsonRpc:
             reply = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": str(exc)}}
         with contextlib.suppress(ServerGone):
             self._send(reply)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the server and everything it started (its own session), then reap it."""
+    if proc.poll() is not None:
+        return
+    killpg = getattr(os, "killpg", None)
+    if killpg is not None:
+        with contextlib.suppress(OSError):
+            killpg(proc.pid, 9)
+    with contextlib.suppress(OSError):
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(2)

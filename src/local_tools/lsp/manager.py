@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from local_tools.lsp.client import LanguageServer, kill_group
+from local_tools.lsp.client import LanguageServer
+from local_tools.lsp.jsonrpc import kill_group
 from local_tools.lsp.specs import ServerSpec, find_command, pin_tsserver, server_specs, specs_for
 
 __all__ = ["Launch", "Launched", "LspManager", "LspSettings", "Unavailable", "plain_launch"]

@@ -14,8 +14,6 @@ rule) and the request retried once.
 from __future__ import annotations
 
 import os
-import sys
-import sysconfig
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Future
@@ -38,10 +36,11 @@ from local_tools.core.errors import (
 )
 from local_tools.lsp.client import LanguageServer, RequestCancelled, StartFailed
 from local_tools.lsp.confine import lsp_manager
+from local_tools.lsp.hover import hover_text, library_roots
 from local_tools.lsp.jsonrpc import RpcError, ServerGone
 from local_tools.lsp.manager import LspManager, Unavailable
 from local_tools.lsp.positions import from_lsp, path_of, to_lsp, uri_of
-from local_tools.lsp.requests import LspRequest
+from local_tools.lsp.requests import CAPABILITY, METHOD, LspRequest, bounded
 from local_tools.lsp.symbols import (
     Symbol,
     document_symbols,
@@ -58,7 +57,6 @@ __all__ = ["Doc", "Navigator"]
 
 T = TypeVar("T")
 
-MAX_RESULTS = 100
 MAX_CANDIDATE_FILES = 10  # searched for a symbol named without a path
 MAX_WALK = 20_000  # files looked at to find a workspace's source files
 MAX_LINE_TEXT = 200
@@ -66,17 +64,6 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 _EXCLUDED = (*DEFAULT_EXCLUDED_DIRS, ".venv", "venv", "__pycache__", ".tox", ".mypy_cache")
 # What makes one file of many unusable, not the call: a cancel or timeout still stops it.
 _SKIP = (PermissionDenied, NotFound, InvalidInput, ExecutionError)
-_CAPABILITY = {
-    "definition": "definitionProvider", "references": "referencesProvider",
-    "hover": "hoverProvider", "implementation": "implementationProvider",
-    "document_symbols": "documentSymbolProvider",
-    "workspace_symbols": "workspaceSymbolProvider", "incoming_calls": "callHierarchyProvider",
-    "outgoing_calls": "callHierarchyProvider", "rename": "renameProvider",
-}  # fmt: skip
-_METHOD = {
-    "definition": "textDocument/definition", "references": "textDocument/references",
-    "implementation": "textDocument/implementation",
-}  # fmt: skip
 
 
 @dataclass
@@ -226,7 +213,7 @@ class Navigator:
         )
 
     def require(self, server: LanguageServer, operation: str) -> None:
-        if not server.capabilities.get(_CAPABILITY[operation]):
+        if not server.capabilities.get(CAPABILITY[operation]):
             raise ExecutionError(f"{server.name} does not support {operation}.")
 
     # --- what a location shows ---------------------------------------------------
@@ -403,7 +390,7 @@ class Navigator:
                 line, column = sym.line_column(doc.text)
                 items.append({"name": sym.name, "kind": sym.kind, "line": line, "column": column,
                               "depth": sym.depth})  # fmt: skip
-            return _bounded({"operation": op, "path": doc.shown, "server": doc.server.name}, items)
+            return bounded({"operation": op, "path": doc.shown, "server": doc.server.name}, items)
         if op == "workspace_symbols":
             return self.workspace_symbols(req)
         if op == "diagnostics":
@@ -427,11 +414,11 @@ class Navigator:
                 return {**head, "hover": "", "note": note}
             return {**head, "hover": hover_text(contents)}
         if op in ("incoming_calls", "outgoing_calls"):
-            return _bounded(head, self.calls(doc, where, op))
+            return bounded(head, self.calls(doc, where, op))
         if op == "references":
             where["context"] = {"includeDeclaration": True}
-        result = self.request(doc, _METHOD[op], where)
-        return _bounded(head, self.locations(result))
+        result = self.request(doc, METHOD[op], where)
+        return bounded(head, self.locations(result))
 
     def locations(self, result: Any) -> list[dict[str, Any]]:
         """Location | Location[] | LocationLink[] | null → shown locations, sorted."""
@@ -490,37 +477,7 @@ class Navigator:
                     if spot is not None:
                         items.append(spot)
         servers = ", ".join(sorted({d.server.name for d in docs}))
-        return _bounded({"operation": "workspace_symbols", "server": servers}, items)
-
-
-def library_roots(server: LanguageServer) -> list[Path]:
-    """Folders whose files hover may quote though they are outside the roots: this
-    Python's (stdlib, site-packages: the server's bundled stubs live there) and the
-    TypeScript the server runs (its lib.d.ts)."""
-    roots = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
-    tsserver = server.spec.init_options.get("tsserver")
-    if isinstance(tsserver, dict) and isinstance(tsserver.get("path"), str):
-        roots.add(str(Path(tsserver["path"]).parent.parent))
-    return [Path(os.path.realpath(r)) for r in roots if r]
-
-
-def hover_text(contents: Any) -> str:
-    """MarkupContent, MarkedString or a list of them → plain text (code fences dropped)."""
-    parts = contents if isinstance(contents, list) else [contents]
-    texts: list[str] = []
-    for part in parts:
-        value = part.get("value") if isinstance(part, dict) else part
-        if isinstance(value, str) and value.strip():
-            lines = [ln for ln in value.strip().split("\n") if not ln.startswith("```")]
-            texts.append("\n".join(lines).strip())
-    return "\n\n".join(texts)
-
-
-def _bounded(head: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
-    out = {**head, "items": items[:MAX_RESULTS], "total": len(items)}
-    if len(items) > MAX_RESULTS:
-        out["note"] = f"{len(items) - MAX_RESULTS} more left out; narrow the request."
-    return out
+        return bounded({"operation": "workspace_symbols", "server": servers}, items)
 
 
 def _start(rng: Any) -> Any:

@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from local_tools.core.errors import InvalidInput
 
-__all__ = ["OPERATIONS", "POSITIONAL", "LspRequest", "validate"]
+__all__ = [
+    "CAPABILITY", "METHOD", "OPERATIONS", "POSITIONAL", "LspRequest", "bounded", "validate",
+]  # fmt: skip
 
 OPERATIONS = (
     "definition", "references", "hover", "document_symbols", "workspace_symbols",
     "implementation", "incoming_calls", "outgoing_calls", "diagnostics", "rename",
 )  # fmt: skip
 POSITIONAL = frozenset(OPERATIONS) - {"document_symbols", "workspace_symbols", "diagnostics"}
+MAX_RESULTS = 100  # locations or symbols in one answer
 MAX_NAME = 500  # symbol, query, new_name
+
+
+# The server capability and method each operation needs.
+CAPABILITY = {
+    "definition": "definitionProvider", "references": "referencesProvider",
+    "hover": "hoverProvider", "implementation": "implementationProvider",
+    "document_symbols": "documentSymbolProvider",
+    "workspace_symbols": "workspaceSymbolProvider", "incoming_calls": "callHierarchyProvider",
+    "outgoing_calls": "callHierarchyProvider", "rename": "renameProvider",
+}  # fmt: skip
+METHOD = {
+    "definition": "textDocument/definition", "references": "textDocument/references",
+    "implementation": "textDocument/implementation",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,3 +77,11 @@ def validate(req: LspRequest) -> None:
         raise InvalidInput("rename needs new_name.")
     if op != "rename" and (req.new_name is not None or req.apply):
         raise InvalidInput("new_name and apply are for rename only.")
+
+
+def bounded(head: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+    """A list answer cut to MAX_RESULTS, with the total and a note when cut."""
+    out = {**head, "items": items[:MAX_RESULTS], "total": len(items)}
+    if len(items) > MAX_RESULTS:
+        out["note"] = f"{len(items) - MAX_RESULTS} more left out; narrow the request."
+    return out
