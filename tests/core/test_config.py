@@ -397,7 +397,7 @@ def test_init_template_shows_every_section_and_is_commented() -> None:
     text = default_config_toml()
     parsed = tomllib.loads(text)
     sections = {"workspace", "permissions", "sandbox", "network", "browser", "limits", "toolsets"}
-    sections |= {"lsp", "http", "knowledge", "review", "deploy"}
+    sections |= {"lsp", "checkpoints", "http", "knowledge", "review", "deploy"}
     assert set(parsed) == sections
     assert set(parsed) == set(Config.model_fields) - {"users", "profiles"}
     assert "[users.alice.permissions]" in text  # shown as a commented example

@@ -14,6 +14,7 @@ import pytest
 
 from envelopes import err, ok
 from local_tools import Toolbox
+from local_tools.core.file_lock import locked
 from local_tools.tools import _todos
 from local_tools.tools._todos import read_todos, todos_file
 from transports.test_output_schemas import structured
@@ -218,7 +219,7 @@ def test_a_held_lock_times_out_as_io_error(
 ) -> None:
     monkeypatch.setattr(_todos, "LOCK_WAIT", 0.2)
     lock = todos_file(tmp_path / "state", tb.workspace).with_name("todos.json.lock")
-    with _todos._locked(lock, None):
+    with locked(lock, what="test"):
         assert "locked by another process" in err(
             tb.run("todo_write", {"todos": ["x"]}), "IO_ERROR"
         )

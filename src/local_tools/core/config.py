@@ -47,7 +47,6 @@ from local_tools.core.config_checks import (
     _check_header_value,
     _check_http_url,
     _check_identifier,
-    _check_non_empty,
     _check_origin,
     _check_pattern,
     _check_permission_name,
@@ -55,6 +54,13 @@ from local_tools.core.config_checks import (
     _check_private_entry,
     _check_protected,
     _non_empty_path,
+)
+from local_tools.core.config_engines import (
+    CheckpointsConfig,
+    LspConfig,
+    LspServerConfig,
+    Name,
+    PositiveInt,
 )
 from local_tools.core.config_errors import ACTION_TAG, TABLE_TAG, describe
 from local_tools.core.profiles import DEFAULT_PROFILE, UnknownProfile, resolve_profile
@@ -67,6 +73,7 @@ __all__ = [
     "KNOWN_PERMISSIONS",
     "Action",
     "BrowserConfig",
+    "CheckpointsConfig",
     "Config",
     "ConfigError",
     "DeployConfig",
@@ -129,8 +136,6 @@ PermissionSpec = Annotated[
 ]
 Permissions = dict[PermissionName, PermissionSpec]
 RootPath = Annotated[Path, BeforeValidator(_non_empty_path)]
-Name = Annotated[str, AfterValidator(_check_non_empty)]
-PositiveInt = Annotated[int, Field(gt=0, strict=True)]
 
 
 # --- models ----------------------------------------------------------------------
@@ -227,46 +232,6 @@ class DeployConfig(_Section):
     protected: list[Annotated[str, AfterValidator(_check_protected)]] = Field(default_factory=list)
 
 
-Seconds = Annotated[float, Field(gt=0, le=3600, strict=True, allow_inf_nan=False)]
-
-
-class LspServerConfig(_Section):
-    """`[lsp.NAME]`: a language server, or changes to a built-in one of that name."""
-
-    command: Annotated[str, AfterValidator(_check_non_empty)] = ""
-    args: list[str] = Field(default_factory=list)
-    extensions: list[Annotated[str, AfterValidator(_check_extension)]] = Field(default_factory=list)
-    root_markers: list[Name] = Field(default_factory=list)
-    env: dict[Annotated[str, AfterValidator(_check_env_name)], str] = Field(default_factory=dict)
-    init_options: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)  # its workspace/configuration
-    enabled: Annotated[bool, Field(strict=True)] = True
-
-
-class LspConfig(_Section):
-    """`[lsp]`: language servers for diagnostics after edits and the lsp tool."""
-
-    enabled: Annotated[bool, Field(strict=True)] = True
-    wait: Annotated[float, Field(ge=0, le=30, strict=True, allow_inf_nan=False)] = 2.0
-    start_timeout: Seconds = 60.0
-    request_timeout: Seconds = 30.0
-    idle_timeout: Seconds = 600.0
-    max_open_documents: PositiveInt = 64
-    servers: dict[Name, LspServerConfig] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _server_tables(cls, data: Any) -> Any:
-        """`[lsp.NAME]` tables sit beside the scalar keys: gather them under servers."""
-        if not isinstance(data, Mapping):
-            return data
-        plain = {k: v for k, v in data.items() if not isinstance(v, Mapping) or k == "servers"}
-        tables = {k: v for k, v in data.items() if isinstance(v, Mapping) and k != "servers"}
-        if tables:
-            plain["servers"] = {**dict(plain.get("servers") or {}), **tables}
-        return plain
-
-
 class LimitsConfig(_Section):
     max_output_lines: PositiveInt = 2000
     max_output_bytes: PositiveInt = 51200
@@ -313,6 +278,7 @@ class Config(_Section):
     http: HttpConfig = Field(default_factory=HttpConfig)
     profiles: dict[Name, ProfileConfig] = Field(default_factory=dict)
     lsp: LspConfig = Field(default_factory=LspConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
     @model_validator(mode="after")
     def _profile_known(self) -> Config:

@@ -17,7 +17,8 @@ the defaults are kept:
   subsets of the defaults;
 - `[review] timeout` (a person's wait, not a grant);
 - `[lsp] enabled = false` and its waits and sizes (never a `[lsp.NAME]` server: that
-  names a command to run).
+  names a command to run);
+- `[checkpoints] enabled = true` (a workspace cannot take the user's undo away).
 
 Everything else (roots, allow rules, the network and search settings, the browser's
 executable, the knowledge store's URL, any key added later and not listed here) is
@@ -80,6 +81,8 @@ _NARROWING: dict[tuple[str, str], Callable[[Any, Any], bool]] = {
     ("lsp", "request_timeout"): _always,
     ("lsp", "idle_timeout"): _always,
     ("lsp", "max_open_documents"): _always,
+    # Checkpoints make changes undoable: a workspace may not turn them off for the user.
+    ("checkpoints", "enabled"): lambda value, default: value is True,
 }
 _NARROWING_ACTIONS = ("deny", "ask")
 

@@ -97,6 +97,13 @@ profile = "core"              # what is listed to a model: core, full, browser, 
 # [profiles.frontend]         # a profile of your own: toolsets, tool names, globs, profiles
 # tools = ["core", "browser", "http_request"]
 
+[checkpoints]                 # every change a call makes, kept so it can be undone
+enabled = true                # snapshots in a shadow git repository in the state folder
+max_file_mb = 10              # larger files are left out of snapshots (and named)
+keep_days = 14                # older checkpoints are dropped, then garbage-collected
+max_size_mb = 2048            # past this the oldest are dropped too
+watch = true                  # Linux: inotify, so a command's snapshot reads only changes
+
 [lsp]                         # language servers: diagnostics after edits, the lsp tool
 enabled = true                # false: no server is started (edits say "unavailable")
 wait = 2.0                    # seconds an edit waits for a warm server's diagnostics (0-30)

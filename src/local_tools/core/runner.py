@@ -194,8 +194,18 @@ class Runner:
                 await self.policy.authorize(
                     user_id, tool.permission, subjects, ctx.asker, tool=tool.name
                 )
-            result = await self._execute(tool, args, ctx)
-            output = self._bound(tool, _as_dict(result), call_id)
+            pending = None
+            if tool.changes is not None and self.config.checkpoints.enabled:  # no hop if not
+                pending = await asyncio.to_thread(self._before, tool, args, ctx)
+            try:
+                result = await self._execute(tool, args, ctx)
+                output = self._bound(tool, _as_dict(result), call_id)
+            except BaseException:
+                if pending is not None:
+                    await asyncio.to_thread(self._after, pending, ctx, None)
+                raise
+            if pending is not None:
+                await asyncio.to_thread(self._after, pending, ctx, output)
         if ctx.changed_files is not None:  # the call wrote files
             await self._after_change(args, ctx, output)
         return output
@@ -250,7 +260,31 @@ class Runner:
         # Timed out or cancelled meanwhile (slow subjects): the caller has its answer,
         # so the tool must not start now.
         ctx.check_cancelled()
-        return self._bound(tool, _as_dict(tool.func(args, ctx)), ctx.call_id)
+        pending = self._before(tool, args, ctx)
+        try:
+            output = self._bound(tool, _as_dict(tool.func(args, ctx)), ctx.call_id)
+        except BaseException:
+            if pending is not None:
+                self._after(pending, ctx, None)  # a failed call may have changed files too
+            raise
+        if pending is not None:
+            self._after(pending, ctx, output)
+        return output
+
+    def _before(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Any:
+        """A checkpoint's snapshot before a call that changes files (checkpoints/hook.py);
+        in a worker thread. None for tools that change none, or with checkpoints off."""
+        if tool.changes is None or not self.config.checkpoints.enabled:
+            return None
+        # Imported here: only calls that change files pay for the checkpoint engine.
+        from local_tools.checkpoints.hook import begin
+
+        return begin(tool, args, ctx)
+
+    def _after(self, pending: Any, ctx: ToolContext, output: dict[str, Any] | None) -> None:
+        from local_tools.checkpoints.hook import end
+
+        end(pending, ctx, output)
 
     async def _in_worker(self, tool: Tool, ctx: ToolContext, func: Any, *args: Any) -> Any:
         """`func(*args)` in the default executor, under the tool's deadline.

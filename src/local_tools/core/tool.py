@@ -25,13 +25,28 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from local_tools.core.context import ToolContext
 
-__all__ = ["RUNNER_OUTPUT_FIELDS", "Args", "Hints", "Output", "Tool", "omitted", "tool"]
+__all__ = [
+    "CHANGES_ROOTS",
+    "RUNNER_OUTPUT_FIELDS",
+    "Args",
+    "ChangesFunc",
+    "Hints",
+    "Output",
+    "Tool",
+    "omitted",
+    "tool",
+]
 
 A = TypeVar("A", bound=BaseModel)
 
 ToolFunc = Callable[[Any, "ToolContext"], Any]
 SubjectsFunc = Callable[[Any, "ToolContext"], "Sequence[str] | None"]
 RenderFunc = Callable[[Any], str]
+# What a call may change on disk (checkpoints snapshot it first, so it can be undone):
+# the paths as the caller gave them, CHANGES_ROOTS for anything under a writable root
+# (a command), or None for nothing this time (a dry run, a read-only command).
+ChangesFunc = Callable[[Any, "ToolContext"], "Sequence[str] | str | None"]
+CHANGES_ROOTS = "roots"
 
 
 class Args(BaseModel):
@@ -115,6 +130,8 @@ class Tool:
     timeout: float | None = None
     # The shape of the output, when it has a fixed one (published as MCP outputSchema).
     output_model: type[BaseModel] | None = None
+    # Declared by tools that change files (see ChangesFunc); None: it changes none.
+    changes: ChangesFunc | None = None
 
     def __post_init__(self) -> None:
         for name in (self.name, *self.aliases):
@@ -232,6 +249,7 @@ def tool(
     blocking: bool = True,
     timeout: float | None = None,
     output: type[BaseModel] | None = None,
+    changes: ChangesFunc | None = None,
 ) -> Callable[[Callable[[A, ToolContext], Any | Awaitable[Any]]], Tool]:
     """Declare a tool from a function; the description defaults to its docstring.
 
@@ -256,6 +274,7 @@ def tool(
             blocking=blocking,
             timeout=timeout,
             output_model=output,
+            changes=changes,
         )
 
     return decorate

@@ -41,6 +41,7 @@ Policy decisions made by the operations here (resolution's are in ``resolve``):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat as stat_mod
@@ -50,7 +51,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from local_tools.core.errors import AlreadyExists, InvalidInput, PermissionDenied
-from local_tools.security.atomic_write import TEMP_PREFIX, write_atomically
+from local_tools.security.atomic_write import TEMP_PREFIX, temp_name, write_atomically
 from local_tools.security.copytree import MAX_COPY_BYTES, MAX_COPY_ENTRIES, Check
 from local_tools.security.delete import delete_entry
 from local_tools.security.dirfd import Dir, is_link, require_regular, write_all
@@ -240,12 +241,14 @@ class Jail:
         *,
         exclusive: bool = False,
         make_parents: bool = True,
+        mode: int | None = None,
     ) -> bool:
         """Replace or create a file atomically; returns True if it did not exist.
 
         The data goes to a temp file in the same directory, is fsynced and renamed
         over the target, then the directory is fsynced. A symlink at the target is
         replaced, never written through. exclusive=True never replaces anything.
+        `mode`: the permission bits to give it (default: the old file's, else umask's).
         """
         if not isinstance(data, bytes | bytearray | memoryview):
             raise InvalidInput(f"Data to write must be bytes, got {type(data).__name__}.")
@@ -255,9 +258,30 @@ class Jail:
                 self._roots.check_writable(loc.real, path)
                 loc.require_not_dir(path)
                 with loc.parent_dir(path, make_parents, "make_parents") as parent:
-                    return self._write_into(parent, loc.name, data, path, exclusive)
+                    return self._write_into(parent, loc.name, data, path, exclusive, mode)
 
         return run_operation("write", path, once)
+
+    def symlink(self, path: str, target: str) -> None:
+        """Make `path` a symlink to `target` (as given, not checked), replacing a file or
+        link there in one rename: readers see the old entry or the new link."""
+
+        def once() -> None:
+            with self._resolver.locate(path, follow_final=False) as loc:
+                self._roots.check_writable(loc.real, path)
+                loc.require_not_dir(path)
+                with loc.parent_dir(path, True, "make_parents") as parent:
+                    tmp = temp_name(loc.name)
+                    parent.symlink(target, tmp)
+                    try:
+                        parent.rename(tmp, loc.name)
+                    except BaseException:
+                        with contextlib.suppress(OSError):
+                            parent.unlink(tmp)
+                        raise
+                    parent.fsync()
+
+        run_operation("create symlink", path, once)
 
     def append(self, path: str, data: bytes, *, make_parents: bool = True) -> bool:
         """Append to a file (created if missing); returns True if it was created.
@@ -391,12 +415,19 @@ class Jail:
         with self._resolver.locate(path, follow_final=True) as target:
             self._roots.check_writable(target.real, path)
 
-    def _write_into(self, parent: Dir, name: str, data: bytes, path: str, exclusive: bool) -> bool:
+    def _write_into(
+        self,
+        parent: Dir,
+        name: str,
+        data: bytes,
+        path: str,
+        exclusive: bool,
+        mode: int | None = None,
+    ) -> bool:
         try:
             old: os.stat_result | None = parent.lstat(name)
         except FileNotFoundError:
             old = None
-        mode: int | None = None
         if old is not None:
             if is_link(old):  # checked first: a link out is refused as an escape
                 self._check_link_target(path)
@@ -409,7 +440,7 @@ class Jail:
                 raise InvalidInput(
                     f"Path '{shown(path)}' is a directory. Give the path of a file inside it."
                 )
-            if stat_mod.S_ISREG(old.st_mode):
+            if stat_mod.S_ISREG(old.st_mode) and mode is None:
                 mode = stat_mod.S_IMODE(old.st_mode) & 0o777  # keep rwx bits, drop setuid
             elif not is_link(old):
                 require_regular(old, path)

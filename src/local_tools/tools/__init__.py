@@ -30,6 +30,8 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.browser_wait_for import browser_wait_for
     from local_tools.tools.call_tool import call_tool
     from local_tools.tools.check_data_format import check_data_format
+    from local_tools.tools.checkpoint_diff import checkpoint_diff
+    from local_tools.tools.checkpoint_list import checkpoint_list
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
     from local_tools.tools.copy_workspace_to_project import copy_workspace_to_project
@@ -70,6 +72,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.question import question
     from local_tools.tools.read_file import read_file
     from local_tools.tools.read_many_files import read_many_files
+    from local_tools.tools.restore import restore
     from local_tools.tools.review_and_edit_content import review_and_edit_content
     from local_tools.tools.review_and_edit_file import review_and_edit_file
     from local_tools.tools.review_with_feedback_content import review_with_feedback_content
@@ -105,6 +108,9 @@ def builtin_tools() -> list[Tool]:
         process_input,
         process_kill,
         process_list,
+        checkpoint_list,
+        checkpoint_diff,
+        restore,
         web_fetch,
         http_request,
         web_search,

@@ -35,7 +35,7 @@ from local_tools.lsp.after_change import (
     DiagnosticsReport,
     with_diagnostics,
 )
-from local_tools.tools._common import file_subjects, path_subject, shown_path
+from local_tools.tools._common import file_subjects, path_changes, path_subject, shown_path
 
 __all__ = [
     "MAX_REVIEW_CHARS",
@@ -280,6 +280,7 @@ def review_tool(name: str, description: str, *, file: bool, feedback: bool) -> T
             description=description,
             permission="write:file",  # an edit is written back, as the edit tool would
             subjects=path_subject,
+            changes=path_changes,
             hints=Hints(read_only=False),
             toolset="review",
             render=render_review,

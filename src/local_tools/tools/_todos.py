@@ -12,13 +12,13 @@ import contextlib
 import json
 import logging
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from local_tools.core.errors import StorageError
+from local_tools.core.file_lock import locked
 from local_tools.core.state import workspace_state_dir, write_state_file
 from local_tools.tools._common import iso_time
 
@@ -80,7 +80,9 @@ def replace_todos(
     lock (a cancelled call stops waiting).
     """
     path = todos_file(state_dir, workspace)
-    with _locked(path.with_name(TODOS_FILE + ".lock"), check):
+    with locked(
+        path.with_name(TODOS_FILE + ".lock"), what="The todo list", wait=LOCK_WAIT, check=check
+    ):
         users = _load(path, keep_bad=True)
         stored, next_id = _with_ids(todos, users.get(user_id, {}))
         users[user_id] = {"todos": stored, "next_id": next_id, "updated_at": iso_time(time.time())}
@@ -152,58 +154,3 @@ def _is_todo(item: dict[str, Any]) -> bool:
         and item.get("status") in STATUSES
         and item.get("priority") in PRIORITIES
     )
-
-
-@contextlib.contextmanager
-def _locked(path: Path, check: Callable[[], None] | None) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (created if missing) across processes and threads."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + LOCK_WAIT
-        while not _try_lock(fd):
-            if check is not None:
-                check()
-            if time.monotonic() > deadline:
-                raise StorageError(
-                    f"The todo list is locked by another process (for over {LOCK_WAIT:g} s; "
-                    f"lock file {path}). Try again shortly."
-                )
-            time.sleep(0.005)
-        try:
-            yield
-        finally:
-            _unlock(fd)
-    finally:
-        os.close(fd)
-
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        os.lseek(fd, 0, os.SEEK_SET)  # msvcrt locks bytes from the current position
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        # flock locks belong to the open file, so two threads of one process (two
-        # toolboxes) exclude each other as two processes do.
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)

@@ -101,6 +101,16 @@ class _Change:
 _WORSE = {"exact": 0, "insert": 0, "trailing_whitespace": 1, "whitespace": 2}
 
 
+def _changes(args: ApplyPatchArgs, ctx: ToolContext) -> Sequence[str]:
+    """Every path the patch adds, changes, moves or deletes (checkpointed first)."""
+    paths: list[str] = []
+    for op in parse_patch(args.patch).ops:
+        paths.append(op.path)
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            paths.append(op.move_to)
+    return paths
+
+
 def _subjects(args: ApplyPatchArgs, ctx: ToolContext) -> Sequence[str]:
     """write:file is checked on every path the patch adds, changes or moves."""
     written: list[str] = []
@@ -474,6 +484,7 @@ def _render(output: dict[str, Any]) -> str:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=_subjects,
+    changes=_changes,
     render=_render,
     output=ApplyPatchOutput,
 )

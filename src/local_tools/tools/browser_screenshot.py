@@ -66,6 +66,7 @@ def _render(output: dict[str, Any]) -> str:
     render=_render,
     timeout=_browser.TOOL_DEADLINE,
     output=BrowserScreenshotOutput,
+    changes=lambda args, ctx: None if args.path is None else (args.path,),
 )
 async def browser_screenshot(args: BrowserScreenshotArgs, ctx: ToolContext) -> dict[str, Any]:
     if args.path is not None:

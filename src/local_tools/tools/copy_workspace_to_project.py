@@ -135,6 +135,8 @@ def _render(out: dict[str, Any]) -> str:
     render=_render,
     output=CopyOutput,
     timeout=600.0,
+    # The project folder it replaces files in, unless only the plan is asked for.
+    changes=lambda args, ctx: None if args.dry_run else (args.target,),
 )
 async def copy_workspace_to_project(args: CopyArgs, ctx: ToolContext) -> dict[str, Any]:
     deploy = ctx.config.deploy

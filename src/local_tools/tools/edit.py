@@ -17,7 +17,7 @@ from local_tools.lsp.after_change import (
     DiagnosticsReport,
     with_diagnostics,
 )
-from local_tools.tools._common import authorize_read, path_subject
+from local_tools.tools._common import authorize_read, path_changes, path_subject
 
 
 class EditArgs(Args):
@@ -84,6 +84,7 @@ def _edit(args: EditArgs, ctx: ToolContext) -> dict[str, Any]:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    changes=path_changes,
     render=_render,
     output=EditOutput,
 )

@@ -16,7 +16,7 @@ from pydantic import AliasChoices, Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
 from local_tools.core.state import private_dir
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import CHANGES_ROOTS, Args, Hints, tool
 from local_tools.security.hidden_paths import MAX_FILES
 from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
 from local_tools.security.seccomp import open_filter
@@ -110,6 +110,16 @@ def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
     return subjects
 
 
+def _changes(args: ExecArgs, ctx: ToolContext) -> str | None:
+    """Every writable root, unless each part of the command is one the built-in rules
+    allow as read-only (ls, cat, git status, ...): those are not checkpointed."""
+    for subject in _subjects(args, ctx):
+        decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
+        if decision.action != "allow" or not decision.rule.endswith("(default)"):
+            return CHANGES_ROOTS
+    return None
+
+
 def _git_reach(scan: RepositoryScan, roots: list[Path]) -> str | None:
     """Why git run by a command nobody approved must ask: it would print the committed
     content of a tracked `.env` (hiding the file does not hide its history), or read a
@@ -151,6 +161,7 @@ def _render(output: dict[str, Any]) -> str:
     # The command's own timeout (at most 600 s) is enforced inside; this is the backstop.
     timeout=MAX_TIMEOUT + 30,
     output=ExecOutput,
+    changes=_changes,
 )
 async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     analysis = analyze(args.command, background=args.background)

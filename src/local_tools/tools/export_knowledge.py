@@ -11,7 +11,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Output, tool
 from local_tools.knowledge import open_store
 from local_tools.knowledge.transfer import export
-from local_tools.tools._common import path_subject
+from local_tools.tools._common import path_changes, path_subject
 
 
 class ExportKnowledgeArgs(Args):
@@ -33,6 +33,7 @@ class ExportKnowledgeOutput(Output):
     args=ExportKnowledgeArgs,
     permission="write:file",
     subjects=path_subject,
+    changes=path_changes,
     toolset="project",
     render=lambda o: (
         f"Wrote {o['path']} ({o['bytes']} bytes): "

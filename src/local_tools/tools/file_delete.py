@@ -8,7 +8,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.tools._common import path_subject, shown_path
+from local_tools.tools._common import path_changes, path_subject, shown_path
 
 
 class FileDeleteArgs(Args):
@@ -37,6 +37,7 @@ The workspace root is refused. By default the user is asked first."""
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    changes=path_changes,
     output=FileDeleteOutput,
 )
 def file_delete(args: FileDeleteArgs, ctx: ToolContext) -> dict[str, Any]:

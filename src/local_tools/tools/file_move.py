@@ -16,7 +16,7 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.tools._common import file_subjects, shown_path
+from local_tools.tools._common import file_subjects, shown_path, transfer_changes
 
 T = TypeVar("T")
 
@@ -119,6 +119,7 @@ def _render(output: dict[str, Any]) -> str:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=transfer_subjects,
+    changes=transfer_changes,
     render=_render,
     output=FileMoveOutput,
 )

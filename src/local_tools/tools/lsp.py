@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
-from local_tools.core.tool import Args, Hints, Output, omitted, tool
+from local_tools.core.tool import CHANGES_ROOTS, Args, Hints, Output, omitted, tool
 from local_tools.lsp.after_change import (
     DIAGNOSTICS_DESCRIPTION,
     DiagnosticsReport,
@@ -153,6 +153,8 @@ async def _thread(ctx: ToolContext, func: Callable[..., T], *args: Any) -> T:
     subjects=_subjects,
     render=_render,
     output=LspOutput,
+    # A rename that writes may touch any file of the project.
+    changes=lambda args, ctx: CHANGES_ROOTS if args.operation == "rename" and args.apply else None,
 )
 async def lsp(args: LspArgs, ctx: ToolContext) -> dict[str, Any]:
     req = LspRequest(**args.model_dump())

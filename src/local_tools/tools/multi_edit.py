@@ -18,7 +18,7 @@ from local_tools.lsp.after_change import (
     DiagnosticsReport,
     with_diagnostics,
 )
-from local_tools.tools._common import authorize_read, path_subject
+from local_tools.tools._common import authorize_read, path_changes, path_subject
 
 MAX_EDITS = 100
 
@@ -98,6 +98,7 @@ def _multi_edit(args: MultiEditArgs, ctx: ToolContext) -> dict[str, Any]:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    changes=path_changes,
     render=_render,
     output=MultiEditOutput,
 )

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError, InvalidInput
-from local_tools.core.tool import Args, Hints, tool
+from local_tools.core.tool import CHANGES_ROOTS, Args, Hints, tool
 from local_tools.shell.manager import ManagedProcess
 from local_tools.tools._shell import (
     ProcessWriteOutput,
@@ -63,6 +63,7 @@ def _subjects(args: ProcessInputArgs, ctx: ToolContext) -> list[str]:
     subjects=_subjects,
     render=render_process,
     output=ProcessWriteOutput,
+    changes=lambda args, ctx: CHANGES_ROOTS,  # what a process does with input: unknown
 )
 async def process_input(args: ProcessInputArgs, ctx: ToolContext) -> dict[str, Any]:
     if "\0" in args.input:

@@ -21,7 +21,7 @@ from local_tools.lsp.after_change import (
     wanted,
     with_diagnostics,
 )
-from local_tools.tools._common import path_subject, shown_path
+from local_tools.tools._common import path_changes, path_subject, shown_path
 
 
 class WriteFileArgs(Args):
@@ -124,6 +124,7 @@ def _render(output: dict[str, Any]) -> str:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=path_subject,
+    changes=path_changes,
     render=_render,
     output=WriteFileOutput,
 )

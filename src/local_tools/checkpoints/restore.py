@@ -1,0 +1,207 @@
+"""Putting files back to how they were before a call.
+
+Restoring to before checkpoint N undoes N and every later call of the same session
+(or of everyone, `owner=None`), path by path: each path goes back to its entry before
+the first of those calls that changed it. A path whose file is no longer what the last
+recorded call left (someone changed it since, or another session's call did) is a
+conflict, refused unless forced. Every write goes through the jail (never outside a
+writable root) and is atomic: a file is its old content or its new one, never half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from local_tools.checkpoints.entries import ABSENT, DIR, EXEC, LINK, Entry
+from local_tools.checkpoints.gitstore import blob_id
+from local_tools.checkpoints.history import Change, Checkpoint
+from local_tools.checkpoints.store import Checkpoints
+from local_tools.core.errors import NotFound, ToolError
+
+__all__ = [
+    "Plan",
+    "Step",
+    "apply_plan",
+    "current_entry",
+    "find",
+    "plan_restore",
+    "select_changes",
+]
+
+
+@dataclass(frozen=True)
+class Step:
+    root: Path
+    rel: str
+    target: Entry  # what the path becomes
+    current: Entry  # what it is now
+    expected: Entry  # what the last recorded call left
+    conflict: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.rel
+
+    @property
+    def action(self) -> str:
+        if self.target == self.current:
+            return "unchanged"
+        if not self.target.exists:
+            return "delete"
+        if not self.current.exists:
+            return "create"
+        return "replace"
+
+
+@dataclass(frozen=True)
+class Plan:
+    checkpoint: Checkpoint
+    undone: list[int]  # the checkpoints taken back, oldest first
+    steps: list[Step]
+
+    @property
+    def conflicts(self) -> list[Step]:
+        return [s for s in self.steps if s.conflict]
+
+    @property
+    def writes(self) -> list[Step]:
+        return [s for s in self.steps if s.action in ("create", "replace")]
+
+    @property
+    def deletes(self) -> list[Step]:
+        return [s for s in self.steps if s.action == "delete"]
+
+
+def find(cps: Checkpoints, cid: int, owner: str | None) -> Checkpoint:
+    cp = cps.history.get(cid)
+    if cp is None or (owner is not None and cp.owner != owner):
+        raise NotFound(f"There is no checkpoint {cid} in this session. checkpoint_list shows them.")
+    return cp
+
+
+def plan_restore(
+    cps: Checkpoints, cid: int, *, owner: str | None, paths: list[str] | None = None
+) -> Plan:
+    """What restoring to before checkpoint `cid` would do, for all paths or `paths`."""
+    cp = find(cps, cid, owner)
+    calls = cps.history.since(cid, owner=owner)
+    undone = {c.id for c in calls}
+    wanted = _wanted(cps, paths)
+    firsts: dict[tuple[str, str], Entry] = {}
+    for call in calls:
+        for change in call.changes:
+            firsts.setdefault((change.root, change.path), change.before)
+    steps: list[Step] = []
+    for (root_text, rel), target in sorted(firsts.items()):
+        root = cps.root_of(root_text)
+        if root is None or (wanted is not None and not _selected(root, rel, wanted)):
+            continue
+        last = cps.history.last_change(root_text, rel)
+        assert last is not None  # it has at least the change we just read
+        last_id, _last_owner, expected = last
+        current = current_entry(root / rel)
+        conflict = None
+        if last_id not in undone:
+            conflict = f"changed since by checkpoint {last_id} (another session's call)"
+        elif current != expected and current != target:
+            conflict = f"changed since checkpoint {last_id} (now {current.kind})"
+        steps.append(Step(root, rel, target, current, expected, conflict))
+    if wanted is not None and not steps:
+        raise NotFound(
+            "None of the given paths was changed by that checkpoint or a later one. "
+            "checkpoint_diff shows what it changed."
+        )
+    return Plan(cp, sorted(undone), steps)
+
+
+def apply_plan(cps: Checkpoints, plan: Plan, *, force: bool) -> tuple[list[Step], dict[str, str]]:
+    """Carry out the plan: (steps done, {path: why not} for the rest)."""
+    todo = [s for s in plan.steps if s.action != "unchanged" and (force or not s.conflict)]
+    blobs = cps.repo.read_blobs(
+        s.target.sha for s in todo if s.target.exists and s.target.mode != DIR
+    )
+    done: list[Step] = []
+    failed: dict[str, str] = {}
+    # Deletions deepest first (a folder's files before it), then creations shallowest first.
+    deletes = sorted((s for s in todo if not s.target.exists), key=lambda s: -s.rel.count("/"))
+    writes = sorted((s for s in todo if s.target.exists), key=lambda s: s.rel.count("/"))
+    for step in deletes + writes:
+        try:
+            _apply(cps, step, blobs)
+        except ToolError as exc:
+            failed[str(step.path)] = exc.message
+        except OSError as exc:
+            failed[str(step.path)] = exc.strerror or str(exc)
+        else:
+            done.append(step)
+    return done, failed
+
+
+def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
+    jail, path, target = cps.jail, str(step.path), step.target
+    if not target.exists:
+        jail.delete(path, recursive=False)
+    elif target.mode == DIR:
+        if step.current.exists and step.current.mode != DIR:
+            jail.delete(path)
+        jail.mkdir(path)
+    elif target.mode == LINK:
+        if step.current.mode == DIR:
+            jail.delete(path)
+        jail.symlink(path, os.fsdecode(blobs[target.sha]))
+    else:
+        if step.current.mode == DIR:
+            jail.delete(path)  # only an empty one: a folder with files is refused
+        jail.write_atomic(path, blobs[target.sha], mode=0o755 if target.mode == EXEC else 0o644)
+
+
+def current_entry(path: Path) -> Entry:
+    """What `path` is now, hashed as git would (nothing is stored)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ABSENT
+    if stat.S_ISLNK(st.st_mode):
+        return Entry(LINK, blob_id(os.fsencode(os.readlink(path))))
+    if stat.S_ISDIR(st.st_mode):
+        return Entry(DIR)
+    if not stat.S_ISREG(st.st_mode):
+        return Entry(-1)  # a FIFO or device: never what a checkpoint recorded
+    h = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return Entry(-1)
+    return Entry(EXEC if st.st_mode & 0o111 else 0o100644, h.hexdigest())
+
+
+def select_changes(
+    cps: Checkpoints, changes: list[Change], paths: list[str] | None
+) -> list[Change]:
+    """The changes under `paths` (all when None); NotFound when paths match none."""
+    wanted = _wanted(cps, paths)
+    if wanted is None:
+        return changes
+    picked = [c for c in changes if _selected(Path(c.root), c.path, wanted)]
+    if not picked:
+        raise NotFound("That checkpoint changed none of the given paths.")
+    return picked
+
+
+def _wanted(cps: Checkpoints, paths: list[str] | None) -> list[tuple[Path, str]] | None:
+    if paths is None:
+        return None
+    out: list[tuple[Path, str]] = []
+    for p in paths:
+        out += cps.locate(p)
+    return out
+
+
+def _selected(root: Path, rel: str, wanted: list[tuple[Path, str]]) -> bool:
+    return any(r == root and (not w or rel == w or rel.startswith(w + "/")) for r, w in wanted)

@@ -1,0 +1,201 @@
+"""A workspace's checkpoints: snapshots around a call, and the history they make.
+
+`begin` records the state of what a call can change (the paths a file tool names, or
+every writable root for a command) and `end` the state after it; what differs becomes
+one checkpoint. Both run in a worker thread; neither ever fails the call: a snapshot
+that cannot be made leaves a note instead (the call still runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from local_tools.checkpoints.entries import ABSENT, DIR, Entry, PathSnapshot, read_paths
+from local_tools.checkpoints.gitstore import ShadowRepo
+from local_tools.checkpoints.history import Change, History
+from local_tools.checkpoints.roots import RootTrees, diff_trees
+from local_tools.core.errors import ToolError
+from local_tools.core.state import workspace_state_dir
+from local_tools.security.jail import Jail
+
+__all__ = ["ROOTS", "Checkpoints", "Pending", "checkpoint_folder"]
+
+log = logging.getLogger(__name__)
+
+ROOTS = "roots"  # what a command can change: every writable root
+
+
+def checkpoint_folder(state_dir: Path, workspace: Path) -> Path:
+    return workspace_state_dir(state_dir, workspace) / "checkpoints"
+
+
+@dataclass
+class Pending:
+    """The state before a call, until `end` compares it with the state after."""
+
+    call_id: str
+    tool: str
+    user_id: str
+    session: str | None
+    owner: str
+    summary: str
+    paths: dict[Path, list[str]] = field(default_factory=dict)  # root -> rels
+    before_paths: dict[Path, PathSnapshot] = field(default_factory=dict)
+    before_trees: dict[Path, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+class Checkpoints:
+    """One per toolbox and workspace (`ctx.resource("checkpoints")`)."""
+
+    def __init__(self, folder: Path, jail: Jail, *, max_bytes: int, watch: bool = True) -> None:
+        self.folder = folder
+        self.jail = jail
+        self.max_bytes = max_bytes
+        self.watch = watch
+        self.repo = ShadowRepo(folder)
+        self.history = History(folder / "history.db")
+        self._trees: dict[Path, RootTrees] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def writable_roots(self) -> list[Path]:
+        return [root for root, writable in self.jail.roots if writable]
+
+    def close(self) -> None:
+        with self._lock:
+            trees, self._trees = list(self._trees.values()), {}
+        for t in trees:
+            t.close()
+        self.history.close()
+
+    # ------------------------------------------------------------------ recording
+
+    def begin(
+        self,
+        scope: Sequence[str] | str,
+        *,
+        call_id: str,
+        tool: str,
+        user_id: str,
+        session: str | None,
+        owner: str,
+        summary: str = "",
+    ) -> Pending:
+        pending = Pending(call_id, tool, user_id, session, owner, summary[:200])
+        self.repo.ensure()
+        if scope == ROOTS:
+            with self.repo.locked():
+                for root in self.writable_roots:
+                    tree = self._root_trees(root).snapshot()
+                    pending.before_trees[root] = tree.tree
+                    _note_skipped(pending, root, tree.skipped)
+            return pending
+        for path in scope:
+            for root, rel in self.locate(path):
+                rels = pending.paths.setdefault(root, [])
+                if not any(rel == r or rel.startswith(r + "/") or not r for r in rels):
+                    rels.append(rel)
+        for root, rels in pending.paths.items():
+            snap = read_paths(self.repo, root, rels, max_bytes=self.max_bytes)
+            pending.before_paths[root] = snap
+            _note_skipped(pending, root, snap.skipped)
+        return pending
+
+    def end(self, pending: Pending) -> int | None:
+        """Record what changed since `begin`; the new checkpoint's id, None if nothing."""
+        changes: list[Change] = []
+        if pending.before_trees:
+            with self.repo.locked():
+                for root, before in pending.before_trees.items():
+                    tree = self._root_trees(root).snapshot()
+                    _note_skipped(pending, root, tree.skipped)
+                    for rel, (a, b) in diff_trees(self.repo, before, tree.tree).items():
+                        changes.append(Change(str(root), rel, a, b))
+        for root, rels in pending.paths.items():
+            after = read_paths(self.repo, root, rels, max_bytes=self.max_bytes)
+            changes += _compare(str(root), pending.before_paths[root], after)
+        if not changes:
+            return None
+        return self.history.add(
+            call_id=pending.call_id,
+            tool=pending.tool,
+            user_id=pending.user_id,
+            session=pending.session,
+            owner=pending.owner,
+            summary=pending.summary,
+            skipped=pending.skipped,
+            changes=changes,
+        )
+
+    # ------------------------------------------------------------------ paths
+
+    def locate(self, path: str) -> list[tuple[Path, str]]:
+        """(writable root, relative path) for what `path` names: the entry itself (a
+        link is not followed) and, when it is a link, what it points to."""
+        found: list[Path] = []
+        with contextlib.suppress(ToolError, OSError, ValueError):
+            found.append(self.jail.resolve(path))
+        name = PurePath(path).name
+        if name not in ("", ".", ".."):
+            with contextlib.suppress(ToolError, OSError, ValueError):
+                found.append(self.jail.resolve(str(PurePath(path).parent)) / name)
+        out: list[tuple[Path, str]] = []
+        for real in dict.fromkeys(found):
+            for root in self.writable_roots:
+                if real == root or root in real.parents:
+                    rel = real.relative_to(root).as_posix()
+                    out.append((root, "" if rel == "." else rel))
+                    break
+        return out
+
+    def root_of(self, root: str) -> Path | None:
+        for r in self.writable_roots:
+            if str(r) == root:
+                return r
+        return None
+
+    def _root_trees(self, root: Path) -> RootTrees:
+        with self._lock:
+            trees = self._trees.get(root)
+            if trees is None:
+                trees = RootTrees(self.repo, root, max_bytes=self.max_bytes, watch=self.watch)
+                self._trees[root] = trees
+            return trees
+
+
+def _compare(root: str, before: PathSnapshot, after: PathSnapshot) -> list[Change]:
+    changes: list[Change] = []
+    for rel in sorted(set(before.entries) | set(after.entries)):
+        a = before.entries.get(rel) or _absent_if_covered(before, rel)
+        b = after.entries.get(rel) or _absent_if_covered(after, rel)
+        if a is None or b is None or a == b:
+            continue  # unknown on one side (skipped), or unchanged
+        if _still_a_folder(a, b, after, rel) or _still_a_folder(b, a, before, rel):
+            continue  # an empty folder that got (or lost) content: its files are the change
+        changes.append(Change(root, rel, a, b))
+    return changes
+
+
+def _still_a_folder(a: Entry, b: Entry, other: PathSnapshot, rel: str) -> bool:
+    return a.mode == DIR and not b.exists and any(p.startswith(rel + "/") for p in other.entries)
+
+
+def _absent_if_covered(snap: PathSnapshot, rel: str) -> Entry | None:
+    if rel in snap.skipped:
+        return None
+    for top in snap.covered:
+        if not top or rel == top or rel.startswith(top + "/"):
+            return ABSENT
+    return None
+
+
+def _note_skipped(pending: Pending, root: Path, skipped: dict[str, str]) -> None:
+    for rel, why in skipped.items():
+        pending.skipped[os.path.join(str(root), rel)] = why
