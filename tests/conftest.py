@@ -37,6 +37,21 @@ def _no_language_servers(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     monkeypatch.setattr(Runner, "_after_change", no_check)
 
 
+@pytest.fixture(autouse=True)
+def _no_checkpoints(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside tests/checkpoints (and tests marked `checkpoints`), calls that change files
+    take no snapshot: the other tests measure their tool, not a git process beside it.
+    tests/checkpoints drive every kind of changing call with checkpoints on; tests that
+    start local-tools in a subprocess get them as users do."""
+    if "checkpoints" in request.node.path.parts or request.node.get_closest_marker("checkpoints"):
+        return
+
+    def no_snapshot(self: Runner, tool: Any, args: Any, ctx: Any) -> None:
+        return None
+
+    monkeypatch.setattr(Runner, "_before", no_snapshot)
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"

@@ -81,6 +81,22 @@ def _language_servers(tb: Toolbox) -> list[tuple[str, str]]:
 _FROM_PYPI = ("basedpyright", "pyright")  # servers whose Python package has their name
 
 
+def _checkpoints(tb: Toolbox) -> str:
+    """On or off, the git they need, where they are kept and how commands find changes."""
+    import shutil
+
+    from local_tools.checkpoints.store import checkpoint_folder
+
+    conf = tb.config.checkpoints
+    if not conf.enabled:
+        return "OFF by config ([checkpoints] enabled = false): changes cannot be undone"
+    if shutil.which("git") is None:
+        return "UNAVAILABLE: git is not installed (calls run, but cannot be undone)"
+    watching = "inotify" if sys.platform == "linux" and conf.watch else "git's stat cache"
+    where = checkpoint_folder(tb.state_dir, tb.jail.root)
+    return f"on (git; commands: {watching}; kept {conf.keep_days:g} days in {where})"
+
+
 def _distribution_version(name: str) -> str:
     """ " (basedpyright 1.31.0)" when a Python package of that name is installed: cheap,
     unlike running a server's --version."""
@@ -120,6 +136,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         ("browser", browser),
         *_extras(),
         *_language_servers(tb),
+        ("checkpoints", _checkpoints(tb)),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
         *_trust(tb),

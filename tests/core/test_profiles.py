@@ -48,7 +48,7 @@ def test_the_default_is_core_and_full_lists_every_enabled_tool(tb: Toolbox) -> N
     assert names(tb) == CORE
     every = names(tb, profile="full")
     assert every == {t.name for t in tb.registry.enabled()} - {"invalid"}
-    assert len(every) == 76 and every >= BROWSER
+    assert len(every) == 79 and every >= BROWSER
 
 
 def test_an_unlisted_tool_is_callable_by_name(tb: Toolbox, workspace: Path) -> None:
@@ -91,7 +91,7 @@ def test_a_profile_from_config(make_toolbox: Any) -> None:
 
 
 def test_unknown_and_circular_profiles_are_config_errors(make_toolbox: Any) -> None:
-    with pytest.raises(ConfigError, match="unknown profile 'nope'; known profiles: browser, core"):
+    with pytest.raises(ConfigError, match="unknown profile 'nope'; known profiles: browser, checkpoints, core"):
         make_toolbox(profile="nope")
     with pytest.raises(ConfigError, match=r"toolsets\.profile: unknown profile 'missing'"):
         make_toolbox({"toolsets": {"profile": "missing"}})

@@ -27,6 +27,7 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field
 
 import net_server
+from checkpoint_switch import checkpoints_on
 from local_tools import Toolbox
 from local_tools.core.tool import RUNNER_OUTPUT_FIELDS, Output, Tool, tool
 from local_tools.interact.terminal import TerminalAsker
@@ -339,6 +340,10 @@ def test_sample_call_matches_its_output_schema(
             out = structured(shell, name, other)
         assert "class Q:" in (workspace / "a.py").read_text()
         return
+    if name in ("checkpoint_list", "checkpoint_diff", "restore"):  # checkpoint 1 edits a.txt
+        checkpoints_on(request.getfixturevalue("monkeypatch"))
+        edit = {"path": "a.txt", "old_string": "b", "new_string": "B"}
+        assert shell.run("edit", edit)["success"]
     if name.startswith("process_"):
         assert _start(shell, "cat") == "p1"  # the samples name p1
     if name.startswith("promote_"):

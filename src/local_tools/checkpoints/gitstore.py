@@ -54,6 +54,14 @@ _CONFIG = {
 _ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -crlf\n"
 
 
+def _config_text() -> str:
+    sections: dict[str, list[str]] = {}
+    for key, value in _CONFIG.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+    return "".join(f"[{s}]\n" + "".join(lines) for s, lines in sections.items())
+
+
 class GitError(StorageError):
     """git failed (or is missing): the message says which command and why."""
 
@@ -79,8 +87,8 @@ class ShadowRepo:
             if not (self.git_dir / "HEAD").is_file():
                 private_dir(self.folder)
                 self.run(["init", "-q", "--bare", str(self.git_dir)], git_dir=False)
-                for key, value in _CONFIG.items():
-                    self.run(["config", key, value])
+                with open(self.git_dir / "config", "a", encoding="utf-8") as fh:
+                    fh.write(_config_text())  # one write, not a `git config` per key
                 info = self.git_dir / "info"
                 info.mkdir(exist_ok=True)
                 (info / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")

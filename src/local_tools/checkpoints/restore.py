@@ -19,7 +19,7 @@ from pathlib import Path
 from local_tools.checkpoints.entries import ABSENT, DIR, EXEC, LINK, Entry
 from local_tools.checkpoints.gitstore import blob_id
 from local_tools.checkpoints.history import Change, Checkpoint
-from local_tools.checkpoints.store import Checkpoints
+from local_tools.checkpoints.store import Checkpoints, in_git_folder
 from local_tools.core.errors import NotFound, ToolError
 
 __all__ = [
@@ -95,19 +95,26 @@ def plan_restore(
     for call in calls:
         for change in call.changes:
             firsts.setdefault((change.root, change.path), change.before)
+    changed = {(root, rel) for root, rel in firsts}
     steps: list[Step] = []
     for (root_text, rel), target in sorted(firsts.items()):
         root = cps.root_of(root_text)
         if root is None or (wanted is not None and not _selected(root, rel, wanted)):
             continue
+        if in_git_folder(rel):
+            continue  # recorded by an older version: the user's repository is not ours
         last = cps.history.last_change(root_text, rel)
         assert last is not None  # it has at least the change we just read
         last_id, _last_owner, expected = last
         current = current_entry(root / rel)
         conflict = None
-        if last_id not in undone:
+        if _through_link(root, rel):
+            conflict = "a folder above it is now a symlink (never written through)"
+        elif last_id not in undone:
             conflict = f"changed since by checkpoint {last_id} (another session's call)"
-        elif current != expected and current != target:
+        elif current not in (expected, target) and not _made_a_folder(
+            current, expected, root_text, rel, changed
+        ):
             conflict = f"changed since checkpoint {last_id} (now {current.kind})"
         steps.append(Step(root, rel, target, current, expected, conflict))
     if wanted is not None and not steps:
@@ -129,7 +136,9 @@ def apply_plan(cps: Checkpoints, plan: Plan, *, force: bool) -> tuple[list[Step]
     # Deletions deepest first (a folder's files before it), then creations shallowest first.
     deletes = sorted((s for s in todo if not s.target.exists), key=lambda s: -s.rel.count("/"))
     writes = sorted((s for s in todo if s.target.exists), key=lambda s: s.rel.count("/"))
-    for step in deletes + writes:
+    for i, step in enumerate(deletes + writes):
+        if i == len(deletes):
+            _prune_emptied(cps, deletes)
         try:
             _apply(cps, step, blobs)
         except ToolError as exc:
@@ -138,7 +147,39 @@ def apply_plan(cps: Checkpoints, plan: Plan, *, force: bool) -> tuple[list[Step]
             failed[str(step.path)] = exc.strerror or str(exc)
         else:
             done.append(step)
+    if not writes:
+        _prune_emptied(cps, deletes)
     return done, failed
+
+
+def _made_a_folder(
+    current: Entry, expected: Entry, root: str, rel: str, changed: set[tuple[str, str]]
+) -> bool:
+    """A path the calls turned into a folder by creating files in it (a link replaced by
+    a folder): git records the files, never the folder, so the folder is no conflict."""
+    if current.mode != DIR or expected.exists:
+        return False
+    prefix = rel + "/"
+    return any(r == root and p.startswith(prefix) for r, p in changed)
+
+
+def _prune_emptied(cps: Checkpoints, deletes: list[Step]) -> None:
+    """Folders the restore emptied go too, as git's checkout does: the calls being undone
+    made them (a folder that held files before is refilled by the writes that follow).
+    Only real, empty folders; never a root."""
+    seen: set[Path] = set()
+    for step in deletes:
+        folder = step.path.parent
+        while folder != step.root and step.root in folder.parents and folder not in seen:
+            seen.add(folder)
+            try:
+                st = os.lstat(folder)
+                if not stat.S_ISDIR(st.st_mode) or os.listdir(folder):
+                    break
+                cps.jail.delete(str(folder), recursive=False)
+            except (OSError, ToolError):
+                break
+            folder = folder.parent
 
 
 def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
@@ -146,17 +187,40 @@ def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
     if not target.exists:
         jail.delete(path, recursive=False)
     elif target.mode == DIR:
-        if step.current.exists and step.current.mode != DIR:
+        if os.path.lexists(step.path) and not _is_folder(step.path):
             jail.delete(path)
         jail.mkdir(path)
-    elif target.mode == LINK:
-        if step.current.mode == DIR:
-            jail.delete(path)
-        jail.symlink(path, os.fsdecode(blobs[target.sha]))
     else:
-        if step.current.mode == DIR:
+        # What is there now, not what the plan saw: the deletions before may have
+        # emptied (and pruned) a folder that stands where the file or link goes.
+        if _is_folder(step.path):
             jail.delete(path)  # only an empty one: a folder with files is refused
-        jail.write_atomic(path, blobs[target.sha], mode=0o755 if target.mode == EXEC else 0o644)
+        if target.mode == LINK:
+            jail.symlink(path, os.fsdecode(blobs[target.sha]))
+        else:
+            mode = 0o755 if target.mode == EXEC else 0o644
+            jail.write_atomic(path, blobs[target.sha], mode=mode)
+
+
+def _through_link(root: Path, rel: str) -> bool:
+    """Whether a folder between the root and the path is a symlink now: what is read
+    through it is not the path the checkpoint recorded."""
+    folder = root
+    for part in rel.split("/")[:-1]:
+        folder = folder / part
+        try:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                return True
+        except OSError:
+            return False  # missing: nothing below it either
+    return False
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def current_entry(path: Path) -> Entry:

@@ -24,7 +24,7 @@ from local_tools.core.errors import ToolError
 from local_tools.core.state import workspace_state_dir
 from local_tools.security.jail import Jail
 
-__all__ = ["ROOTS", "Checkpoints", "Pending", "checkpoint_folder"]
+__all__ = ["ROOTS", "Checkpoints", "Pending", "checkpoint_folder", "in_git_folder"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,8 @@ class Checkpoints:
             return pending
         for path in scope:
             for root, rel in self.locate(path):
+                if in_git_folder(rel):
+                    continue  # never the user's repository: not kept, never restored
                 rels = pending.paths.setdefault(root, [])
                 if not any(rel == r or rel.startswith(r + "/") or not r for r in rels):
                     rels.append(rel)
@@ -120,6 +122,7 @@ class Checkpoints:
                         changes.append(Change(str(root), rel, a, b))
         for root, rels in pending.paths.items():
             after = read_paths(self.repo, root, rels, max_bytes=self.max_bytes)
+            _note_skipped(pending, root, after.skipped)  # e.g. a file the call made too big
             changes += _compare(str(root), pending.before_paths[root], after)
         if not changes:
             return None
@@ -168,6 +171,11 @@ class Checkpoints:
                 trees = RootTrees(self.repo, root, max_bytes=self.max_bytes, watch=self.watch)
                 self._trees[root] = trees
             return trees
+
+
+def in_git_folder(rel: str) -> bool:
+    """Whether a root-relative path is a `.git` (file or folder) or inside one."""
+    return ".git" in rel.split("/")
 
 
 def _compare(root: str, before: PathSnapshot, after: PathSnapshot) -> list[Change]:

@@ -91,7 +91,8 @@ max_processes = 8             # commands running at once, background ones includ
 enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
 disabled = []                 # toolsets to leave out even when enabled matches
 profile = "core"              # what is listed to a model: core, full, browser, knowledge,
-#                             # review, web, system, a [profiles] name, or "core,browser";
+#                             # review, web, system, checkpoints, a [profiles] name, or
+#                             # several: "core,browser";
 #                             # every enabled tool stays callable, find_tools loads more
 
 # [profiles.frontend]         # a profile of your own: toolsets, tool names, globs, profiles

@@ -51,6 +51,7 @@ BUILTIN_PROFILES: dict[str, tuple[str, ...]] = {
     "review": ("review",),
     "web": ("web",),
     "system": ("system",),
+    "checkpoints": ("checkpoints",),
 }  # fmt: skip
 
 # Listed in every profile: how a model finds and reaches the rest.

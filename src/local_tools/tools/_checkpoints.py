@@ -14,9 +14,7 @@ from local_tools.tools._common import iso_time
 
 __all__ = ["ALL_SESSIONS", "checkpoint_dict", "owner_of", "shown_change_path"]
 
-ALL_SESSIONS = Field(
-    False, description="Include your other sessions' calls (default: this session's only)."
-)
+ALL_SESSIONS = Field(False, description="Also your other sessions' calls.")
 
 
 def owner_of(ctx: ToolContext, all_sessions: bool) -> str | None:
@@ -49,6 +47,6 @@ def checkpoint_dict(ctx: ToolContext, cp: Checkpoint) -> dict[str, Any]:
         "added": sum(c.added or 0 for c in cp.changes),
         "removed": sum(c.removed or 0 for c in cp.changes),
     }
-    if cp.skipped:
-        out["skipped"] = dict(cp.skipped)
+    if cp.skipped:  # stored absolute: shown like the files (workspace-relative)
+        out["skipped"] = {ctx.jail.display(p): why for p, why in cp.skipped.items()}
     return out

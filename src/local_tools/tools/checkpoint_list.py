@@ -16,7 +16,7 @@ MAX_FILES_SHOWN = 10  # per checkpoint in the text; the output lists them all
 
 
 class CheckpointListArgs(Args):
-    limit: int = Field(20, ge=1, le=200, description="How many, newest first.")
+    limit: int = Field(20, ge=1, le=200, description="How many.")
     all_sessions: bool = ALL_SESSIONS
 
 
@@ -27,9 +27,10 @@ class CheckpointListOutput(Output):
     )
 
 
-DESCRIPTION = """List the calls that changed files (edits, writes, deletes, commands), newest
-first: id, tool, files changed and lines added/removed. checkpoint_diff shows one; restore
-undoes it and everything after it."""
+DESCRIPTION = """List the calls that changed files, newest first (checkpoints to undo).
+
+Each: id, tool, files changed, lines added/removed. checkpoint_diff shows one; restore
+undoes it and every later one."""
 
 
 def _render(output: dict[str, Any]) -> str:

@@ -55,10 +55,10 @@ class FindToolsOutput(Output):
 
 
 DESCRIPTION = """Find tools that are not in your list (browser, memory, project \
-requirements, review, HTTP, screenshots ...) and add them for this session.
+requirements, review, undo, HTTP, screenshots ...) and add them for this session.
 
 Give words for what you need; a toolset's name (browser, web, memory, project, knowledge,
-review, system) loads all of its tools. Returns each tool with its parameters. Call a
+review, checkpoints, system) loads all of its tools. Returns each tool with its parameters. Call a
 loaded tool by its name; if your tool list did not refresh, use call_tool."""
 
 
@@ -141,8 +141,8 @@ _NAME_HIT = 4
 
 
 def _score(t: Tool, words: list[str]) -> int:
-    """Name and toolset hits weigh most; description words count once each."""
-    name_parts = t.name.casefold().split("_")
+    """Name (or alias) and toolset hits weigh most; description words count once each."""
+    name_parts = [p for n in (t.name, *t.aliases) for p in n.casefold().split("_")]
     text = set(re.findall(r"[a-z0-9]+", t.description.casefold()))
     score = 0
     for word in words:

@@ -10,7 +10,7 @@ from pydantic import Field
 from local_tools.checkpoints.hook import checkpoints_for
 from local_tools.checkpoints.restore import Plan, Step, apply_plan, plan_restore
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import Conflict
+from local_tools.core.errors import Conflict, ToolError
 from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.tools._checkpoints import ALL_SESSIONS, owner_of, shown_change_path
 from local_tools.tools._common import file_subjects
@@ -20,11 +20,11 @@ MAX_PLAN_LINES = 50
 
 class RestoreArgs(Args):
     checkpoint: int = Field(
-        ge=1, description="Undo this call and every later one (ids from checkpoint_list)."
+        ge=1, description="Its id, from checkpoint_list."
     )
     paths: list[str] | None = Field(None, description="Only these files or folders.")
-    force: bool = Field(False, description="Also overwrite files changed since (conflicts).")
-    dry_run: bool = Field(False, description="Only show the plan; change nothing.")
+    force: bool = Field(False, description="Overwrite files changed since.")
+    dry_run: bool = Field(False, description="Only show the plan.")
     all_sessions: bool = ALL_SESSIONS
 
 
@@ -38,10 +38,10 @@ class RestoreOutput(Output):
     failed: dict[str, str] = Field(description="Paths that could not be restored, and why.")
 
 
-DESCRIPTION = """Undo a call's file changes: put every file it (and any later call of this
-session) changed back to how it was before it. Deleted files and folders come back,
-created ones are deleted, symlinks come back as links. Refuses (CONFLICT) when a file
-was changed since by someone else, unless force. The restore is itself a checkpoint."""
+DESCRIPTION = """Undo: put files back to how they were before a call (a checkpoint).
+
+Undoes that call and every later one of this session: deleted files come back, created
+ones go. CONFLICT if a file changed since, unless force. Undoable itself."""
 
 
 def _plan(args: RestoreArgs, ctx: ToolContext) -> Plan:
@@ -54,7 +54,11 @@ def _plan(args: RestoreArgs, ctx: ToolContext) -> Plan:
 def _changes(args: RestoreArgs, ctx: ToolContext) -> list[str] | None:
     if args.dry_run:
         return None
-    return [str(s.path) for s in _plan(args, ctx).steps if s.action != "unchanged"]
+    try:
+        plan = _plan(args, ctx)
+    except ToolError:
+        return None  # the call itself fails the same way, with the reason: no snapshot
+    return [str(s.path) for s in plan.steps if s.action != "unchanged"]
 
 
 def _step_dict(ctx: ToolContext, step: Step) -> dict[str, Any]:
@@ -95,7 +99,7 @@ def _render(output: dict[str, Any]) -> str:
     "restore",
     args=RestoreArgs,
     description=DESCRIPTION,
-    aliases=("undo", "restore_checkpoint"),
+    aliases=("undo", "revert", "restore_checkpoint"),
     hints=Hints(destructive=True),
     toolset="checkpoints",
     render=_render,

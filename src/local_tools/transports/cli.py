@@ -19,7 +19,7 @@ from typing import Any
 from local_tools.core.config import ConfigError, default_config_toml
 from local_tools.core.errors import ToolError
 from local_tools.core.registry import DuplicateToolError, PluginError
-from local_tools.transports import token_command
+from local_tools.transports import cli_checkpoints, token_command
 from local_tools.transports.schemas import FORMATS, tool_schemas
 
 __all__ = ["main"]
@@ -125,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     trust.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
     trust.set_defaults(handler=_cmd_trust)
     token_command.add_parser(sub)
+    cli_checkpoints.add_parsers(sub, common)
+    sub.choices["checkpoints"].set_defaults(handler=_cmd_checkpoints)
+    sub.choices["undo"].set_defaults(handler=_cmd_undo)
 
     serve = sub.add_parser("serve", help="serve the tools to other programs")
     servers = serve.add_subparsers(dest="server", metavar="SERVER", required=True)
@@ -148,7 +151,7 @@ def _add_profile(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         help="the tools listed to a model: core (default), full, browser, knowledge, review, "
-        "web, system, one of [profiles], or several joined by commas",
+        "web, system, checkpoints, one of [profiles], or several joined by commas",
     )
 
 
@@ -344,6 +347,16 @@ def _print_startup_notice(ns: argparse.Namespace, where: str) -> None:
     notice = startup_notice(ns.workspace, bool(ns.config), default_state_dir())
     if notice:
         print(f"local-tools{where}: {notice}", file=sys.stderr, flush=True)
+
+
+def _cmd_checkpoints(ns: argparse.Namespace) -> int:
+    with _toolbox(ns) as tb:
+        return cli_checkpoints.run_checkpoints(tb, ns)
+
+
+def _cmd_undo(ns: argparse.Namespace) -> int:
+    with _toolbox(ns) as tb:
+        return cli_checkpoints.run_undo(tb, ns)
 
 
 def _cmd_trust(ns: argparse.Namespace) -> int:

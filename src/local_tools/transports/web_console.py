@@ -15,6 +15,8 @@ requests through the queue. Routes (the HTTP server mounts them behind its guard
                                    how ("console-session": only a console session may
                                    answer, never the API token; the guard sees to it
                                    and this route checks again)
+    /console/api/checkpoints...    the Changes panel: checkpoints, diffs, undo
+                                   (`console_changes.py`; a console session only)
 
 One poll loop per console reads the SQLite files every `POLL_INTERVAL` seconds while
 at least one event stream is open (and stats the todo file, reading it only when it
@@ -47,6 +49,7 @@ from starlette.routing import BaseRoute, Route
 from local_tools.interact.base import MAX_REVIEW_CHARS
 from local_tools.interact.console_answers import BadAnswer, validate_answer
 from local_tools.interact.console_state import ConsoleState
+from local_tools.transports.console_changes import changes_routes
 from local_tools.transports.http_guard import AUTH_SCOPE_KEY, CONSOLE_SESSION
 
 if TYPE_CHECKING:
@@ -247,6 +250,7 @@ def console_routes(tb: Toolbox) -> list[BaseRoute]:
         Route("/console/api/state", state, methods=["GET"]),
         Route("/console/api/events", events, methods=["GET"]),
         Route("/console/api/answer", answer, methods=["POST"]),
+        *changes_routes(tb),
     ]
 
 
