@@ -12,10 +12,14 @@ Each is a call of the tool (checkpoint_list, checkpoint_diff, restore, with
 all_sessions=true: the person sees and undoes every session's calls) through the
 toolbox, so the policy, the audit and the output bounds apply as to any call; the
 restore is itself checkpointed, hence undoable here too. The person confirmed the plan
-in the page before the restore runs, so its asker approves what a rule would ask about
-(once, never remembered); a rule that denies still denies. `undone`, when sent, is the
-ids the confirmed plan undid: if later calls have been checkpointed since, the restore
-would undo more than the person saw, so it is refused (409 PLAN_CHANGED, the new plan).
+in the page before the restore runs, so its asker (`interact/confirmed.py`) approves
+what a rule would ask about the files it writes or deletes (once, never remembered);
+a rule that denies still denies. The restore route makes the plan again first (a dry
+run: an unknown id is a 404 before anything runs); `undone`, when sent (the page always
+sends it), is the ids the confirmed plan undid: if calls were checkpointed since, the
+restore would undo more than the person saw, so it is refused (409 PLAN_CHANGED, with
+the new plan). The console's own calls are audited with
+transport "console"; the page leaves the ones that only look out of its call log.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ from starlette.routing import BaseRoute, Route
 
 from local_tools.interact.audited import answered_by
 from local_tools.interact.base import Answer, PermissionRequest
+from local_tools.interact.confirmed import ConfirmedAsker
 from local_tools.transports.http_guard import AUTH_SCOPE_KEY, CONSOLE_SESSION
 
 if TYPE_CHECKING:
     from local_tools.toolbox import Toolbox
 
-__all__ = ["ConfirmedAsker", "changes_routes"]
+__all__ = ["changes_routes"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,22 +67,27 @@ _PLAN_KEYS = frozenset({"paths"})
 _RESTORE_KEYS = frozenset({"paths", "force", "undone"})
 
 
-class ConfirmedAsker:
-    """Approves, once, what a rule asks about `tool`'s call: the person confirmed it in
-    the console just before. Anything else it is asked is denied."""
+class _ConsoleConfirmed(ConfirmedAsker):
+    """The shared confirmed-asker, named in the audit as the console's session and the
+    address it came from (the person confirmed in the page, just before)."""
 
     door = "web console"
     authenticated = CONSOLE_SESSION
 
-    def __init__(self, tool: str, who: str) -> None:
-        self.tool = tool
-        self.who = who
-
     async def ask(self, request: PermissionRequest) -> Answer:
-        if request.tool != self.tool:
-            return "deny"
-        answered_by(self.who, CONSOLE_SESSION)  # the audit names the console's address
-        return "once"
+        answer = await super().ask(request)
+        if answer == "once":
+            answered_by(self.who, CONSOLE_SESSION)
+        return answer
+
+
+# What each tool's call may be approved for: the diff reads the files, the restore
+# writes and deletes them; the list asks nothing.
+_CONFIRMS: dict[str, tuple[str, ...]] = {
+    "checkpoint_list": (),
+    "checkpoint_diff": ("read:file",),
+    "restore": ("write:file", "delete:file"),
+}
 
 
 class _BadRequest(Exception):
@@ -93,7 +103,7 @@ def changes_routes(tb: Toolbox) -> list[BaseRoute]:
             tool,
             {**args, "all_sessions": True},
             user_id=USER_ID,
-            asker=ConfirmedAsker(tool, f"web console ({client})"),
+            asker=_ConsoleConfirmed(_CONFIRMS[tool], f"web console ({client})"),
             transport=TRANSPORT,
             session_id=SESSION_ID,
         )

@@ -78,6 +78,8 @@ PUBLIC_PATHS = frozenset({"/health", "/auth", "/"})
 PUBLIC_PREFIXES = ("/console/static/",)
 COOKIE_PREFIX = CONSOLE_COOKIE_PATH
 SESSION_ONLY_PATHS = frozenset({"/console/api/answer"})
+# The console's undo history: a person's view and a person's undo, not the API's.
+SESSION_ONLY_PREFIXES = ("/console/api/checkpoints",)
 MAX_SESSIONS = 32  # consoles open at once (browsers, tabs that signed in again)
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _JSON_TYPE = re.compile(r"application/(?:[\w.+-]+\+)?json", re.IGNORECASE)
@@ -265,11 +267,11 @@ class Guard:
         ):
             scope[AUTH_SCOPE_KEY] = CONSOLE_SESSION
             return
-        if path in SESSION_ONLY_PATHS:
+        if path in SESSION_ONLY_PATHS or path.startswith(SESSION_ONLY_PREFIXES):
             raise _Refused(
                 403,
-                "only a person in the web console can answer: open the URL that serve http "
-                "printed in a browser (the API token cannot answer a request)",
+                "only a person in the web console can do this: open the URL that serve http "
+                "printed in a browser (the API token cannot answer a request or undo)",
             )
         if bearer_ok(headers.get(b"authorization", b"").decode("latin-1"), token):
             scope[AUTH_SCOPE_KEY] = "bearer"

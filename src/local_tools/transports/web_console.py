@@ -63,6 +63,7 @@ STATIC_DIR = Path(__file__).with_name("console_static")
 _STATIC_TYPES = {
     "console.css": "text/css; charset=utf-8",
     "console.js": "text/javascript; charset=utf-8",
+    "console_changes.js": "text/javascript; charset=utf-8",
     "icon.svg": "image/svg+xml",
 }
 
