@@ -91,7 +91,9 @@ def test_a_profile_from_config(make_toolbox: Any) -> None:
 
 
 def test_unknown_and_circular_profiles_are_config_errors(make_toolbox: Any) -> None:
-    with pytest.raises(ConfigError, match="unknown profile 'nope'; known profiles: browser, checkpoints, core"):
+    with pytest.raises(
+        ConfigError, match="unknown profile 'nope'; known profiles: browser, checkpoints, core"
+    ):
         make_toolbox(profile="nope")
     with pytest.raises(ConfigError, match=r"toolsets\.profile: unknown profile 'missing'"):
         make_toolbox({"toolsets": {"profile": "missing"}})

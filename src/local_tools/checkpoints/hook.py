@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from local_tools.checkpoints.gitstore import GitError
 from local_tools.checkpoints.retention import collect_if_due
 from local_tools.checkpoints.store import ROOTS, Checkpoints, Pending, checkpoint_folder
 from local_tools.core.context import ToolContext
@@ -55,6 +56,9 @@ def begin(tool: Tool, args: BaseModel, ctx: ToolContext) -> Pending | str | None
             owner=ctx.owner,
             summary=summary,
         )
+    except GitError as exc:  # git missing or broken: said in the result, once in the log
+        log.warning("checkpoint before %s failed: %s", tool.name, exc)
+        return f"No checkpoint was made, so this call cannot be undone ({_why(exc)})."
     except Exception as exc:  # the call still runs; the person is told it is not undoable
         log.exception("checkpoint before %s failed", tool.name)
         return f"No checkpoint was made, so this call cannot be undone ({_why(exc)})."
@@ -96,4 +100,5 @@ def _collect_soon(store: Checkpoints, ctx: ToolContext, cid: int) -> None:
 
 
 def _why(exc: Exception) -> str:
-    return str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    text = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    return text.rstrip(".")

@@ -30,10 +30,10 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.browser_wait_for import browser_wait_for
     from local_tools.tools.call_tool import call_tool
     from local_tools.tools.check_data_format import check_data_format
-    from local_tools.tools.checkpoint_diff import checkpoint_diff
-    from local_tools.tools.checkpoint_list import checkpoint_list
     from local_tools.tools.check_feature_coverage import check_feature_coverage
     from local_tools.tools.check_task_dependencies import check_task_dependencies
+    from local_tools.tools.checkpoint_diff import checkpoint_diff
+    from local_tools.tools.checkpoint_list import checkpoint_list
     from local_tools.tools.copy_workspace_to_project import copy_workspace_to_project
     from local_tools.tools.create_requirement import create_requirement
     from local_tools.tools.create_task import create_task

@@ -41,6 +41,8 @@ def checkpoint_dict(ctx: ToolContext, cp: Checkpoint) -> dict[str, Any]:
         "id": cp.id,
         "call_id": cp.call_id,
         "tool": cp.tool,
+        "user": cp.user_id,
+        "session": cp.session,
         "time": iso_time(cp.ts),
         "summary": cp.summary,
         "files": files,

@@ -19,9 +19,7 @@ MAX_PLAN_LINES = 50
 
 
 class RestoreArgs(Args):
-    checkpoint: int = Field(
-        ge=1, description="Its id, from checkpoint_list."
-    )
+    checkpoint: int = Field(ge=1, description="Its id, from checkpoint_list.")
     paths: list[str] | None = Field(None, description="Only these files or folders.")
     force: bool = Field(False, description="Overwrite files changed since.")
     dry_run: bool = Field(False, description="Only show the plan.")
@@ -80,7 +78,7 @@ def plan_text(plan: list[dict[str, Any]]) -> str:
         if p["action"] != "unchanged"
     ]
     if len(lines) > MAX_PLAN_LINES:
-        lines = lines[:MAX_PLAN_LINES] + [f"  ... and {len(lines) - MAX_PLAN_LINES} more"]
+        lines = [*lines[:MAX_PLAN_LINES], f"  ... and {len(lines) - MAX_PLAN_LINES} more"]
     return "\n".join(lines) or "  (nothing to change: the files are already as they were)"
 
 
