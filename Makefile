@@ -119,6 +119,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/web.py
 	$(BIN)/python benchmarks/listing.py
 	$(BIN)/python benchmarks/lsp.py
+	$(BIN)/python benchmarks/checkpoints.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules tests/lsp/node/node_modules

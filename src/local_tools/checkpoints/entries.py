@@ -3,26 +3,54 @@
 An `Entry` is what git would store for a path (mode and blob id), plus two kinds git
 has no object for: a path that does not exist (mode 0) and an empty folder. A folder
 with content is its files. Reading never follows a symlink (the link itself is the
-entry) and never enters a `.git` folder.
+entry) and never enters a `.git` folder, nor an excluded one (the state folder). A name
+that is not UTF-8 is left out and named: the history keeps names as text.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_tools.checkpoints.gitstore import ShadowRepo
 
-__all__ = ["ABSENT", "DIR", "EXEC", "FILE", "LINK", "Entry", "PathSnapshot", "read_paths"]
+__all__ = [
+    "ABSENT",
+    "DIR",
+    "EXEC",
+    "FILE",
+    "LINK",
+    "NOT_UTF8",
+    "Entry",
+    "PathSnapshot",
+    "is_utf8",
+    "read_paths",
+    "shown",
+]
 
 FILE = 0o100644
 EXEC = 0o100755
 LINK = 0o120000
 DIR = 0o040000  # an empty folder (git keeps none)
 MAX_FILES = 20_000  # files under one folder a file tool names: past this, none are kept
+NOT_UTF8 = "file name is not UTF-8"
+
+
+def is_utf8(rel: str) -> bool:
+    """Whether a name (os.fsdecode'd) is text: one with undecodable bytes is not."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(rel: str) -> str:
+    """A name as text for notes and the history: undecodable bytes as \\xNN."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,24 +84,46 @@ class PathSnapshot:
 
 
 def read_paths(
-    repo: ShadowRepo, root: Path, rels: Iterable[str], *, max_bytes: int
+    repo: ShadowRepo,
+    root: Path,
+    rels: Iterable[str],
+    *,
+    max_bytes: int,
+    exclude: Collection[str] = (),
 ) -> PathSnapshot:
-    """Store and describe each path (a folder: everything under it) relative to root."""
+    """Store and describe each path (a folder: everything under it) relative to root;
+    never what is in or under an `exclude` path (root-relative)."""
     snap = PathSnapshot()
     for rel in rels:
+        if _under(rel, exclude):
+            continue
         snap.covered.add(rel)
-        _read(repo, root, rel, snap, max_bytes)
+        _read(repo, root, rel, snap, max_bytes, exclude)
     return snap
 
 
-def _read(repo: ShadowRepo, root: Path, rel: str, snap: PathSnapshot, max_bytes: int) -> None:
+def _under(rel: str, exclude: Collection[str]) -> bool:
+    return any(rel == e or rel.startswith(e + "/") for e in exclude)
+
+
+def _read(
+    repo: ShadowRepo,
+    root: Path,
+    rel: str,
+    snap: PathSnapshot,
+    max_bytes: int,
+    exclude: Collection[str],
+) -> None:
+    if not is_utf8(rel):
+        snap.skipped[shown(rel)] = NOT_UTF8
+        return
     path = root / rel
     try:
         st = os.lstat(path)
     except OSError:
         return  # absent (or unreadable: nothing we could restore it from)
     if stat.S_ISDIR(st.st_mode):
-        _read_folder(repo, root, rel, snap, max_bytes)
+        _read_folder(repo, root, rel, snap, max_bytes, exclude)
         return
     entry = _entry(repo, path, st, rel, snap, max_bytes)
     if entry is not None:
@@ -107,7 +157,12 @@ def _entry(
 
 
 def _read_folder(
-    repo: ShadowRepo, root: Path, rel: str, snap: PathSnapshot, max_bytes: int
+    repo: ShadowRepo,
+    root: Path,
+    rel: str,
+    snap: PathSnapshot,
+    max_bytes: int,
+    exclude: Collection[str],
 ) -> None:
     found: list[tuple[str, Path, os.stat_result]] = []
     empty: list[str] = []
@@ -125,6 +180,11 @@ def _read_folder(
             if item.name == ".git":
                 continue  # never the user's repository
             sub = f"{here}/{item.name}" if here else item.name
+            if _under(sub, exclude):
+                continue
+            if not is_utf8(sub):
+                snap.skipped[shown(sub)] = NOT_UTF8
+                continue
             try:
                 st = item.stat(follow_symlinks=False)
             except OSError:

@@ -19,7 +19,7 @@ from typing import Any
 from local_tools.checkpoints.entries import Entry
 from local_tools.core.state import private_file
 
-__all__ = ["Change", "Checkpoint", "History"]
+__all__ = ["Change", "Checkpoint", "History", "PathChange"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -57,6 +57,18 @@ class Change:
         if not self.after.exists:
             return "deleted"
         return "modified"
+
+
+@dataclass(frozen=True)
+class PathChange:
+    """One recorded change of a path, with whose call made it (for restore's checks)."""
+
+    checkpoint: int
+    owner: str
+    root: str
+    path: str
+    before: Entry
+    after: Entry
 
 
 @dataclass(frozen=True)
@@ -129,26 +141,49 @@ class History:
             return cid
 
     def recent(
-        self, *, owner: str | None = None, limit: int = 50, before_id: int | None = None
+        self,
+        *,
+        owner: str | None = None,
+        limit: int = 50,
+        before_id: int | None = None,
+        user: str | None = None,
     ) -> list[Checkpoint]:
-        """Newest first, with their changes; `owner` None: everybody's."""
-        where, params = _where(owner, before_id)
+        """Newest first, with their changes; `owner`/`user` None: everybody's."""
+        where, params = _where(owner, before_id, user)
         rows = self._query(
             f"SELECT * FROM checkpoints {where} ORDER BY id DESC LIMIT ?", (*params, limit)
         )
         return self._with_changes(rows)
 
-    def get(self, cid: int) -> Checkpoint | None:
-        rows = self._query("SELECT * FROM checkpoints WHERE id = ?", (cid,))
+    def get(self, cid: int, *, user: str | None = None) -> Checkpoint | None:
+        """Checkpoint `cid` (None when it is another user's and `user` is given)."""
+        where, params = _where(None, None, user)
+        where = (where + " AND" if where else "WHERE") + " id = ?"
+        rows = self._query(f"SELECT * FROM checkpoints {where}", (*params, cid))
         found = self._with_changes(rows)
         return found[0] if found else None
 
-    def since(self, cid: int, *, owner: str | None) -> list[Checkpoint]:
-        """Checkpoint `cid` and every later one (of `owner`, when given), oldest first."""
-        where = "WHERE id >= ?" + (" AND owner = ?" if owner is not None else "")
-        params: tuple[Any, ...] = (cid, owner) if owner is not None else (cid,)
-        rows = self._query(f"SELECT * FROM checkpoints {where} ORDER BY id", params)
+    def since(self, cid: int, *, owner: str | None, user: str | None = None) -> list[Checkpoint]:
+        """Checkpoint `cid` and every later one (of `owner`/`user`, when given), oldest first."""
+        where, params = _where(owner, None, user)
+        where = (where + " AND" if where else "WHERE") + " id >= ?"
+        rows = self._query(f"SELECT * FROM checkpoints {where} ORDER BY id", (*params, cid))
         return self._with_changes(rows)
+
+    def changes_since(self, cid: int) -> list[PathChange]:
+        """Every change recorded at or after checkpoint `cid`, anyone's, oldest first:
+        restore checks each path's whole story, not only its last change."""
+        rows = self._query(
+            "SELECT c.checkpoint, k.owner, c.root, c.path, c.before_mode, c.before_sha, "
+            "c.after_mode, c.after_sha FROM changes c JOIN checkpoints k ON k.id = c.checkpoint "
+            "WHERE c.checkpoint >= ? ORDER BY c.checkpoint",
+            (cid,),
+        )
+        return [
+            PathChange(int(r[0]), str(r[1]), str(r[2]), str(r[3]), Entry(int(r[4]), str(r[5])),
+                       Entry(int(r[6]), str(r[7])))
+            for r in rows
+        ]  # fmt: skip
 
     def last_change(self, root: str, path: str) -> tuple[int, str, Entry] | None:
         """The newest recorded change of a path: (checkpoint id, owner, entry after it)."""
@@ -234,9 +269,14 @@ class History:
         ]  # fmt: skip
 
 
-def _where(owner: str | None, before_id: int | None) -> tuple[str, tuple[Any, ...]]:
+def _where(
+    owner: str | None, before_id: int | None, user: str | None = None
+) -> tuple[str, tuple[Any, ...]]:
     clauses: list[str] = []
     params: list[Any] = []
+    if user is not None:
+        clauses.append("user_id = ?")
+        params.append(user)
     if owner is not None:
         clauses.append("owner = ?")
         params.append(owner)

@@ -33,6 +33,7 @@ def checkpoints_for(ctx: ToolContext) -> Checkpoints:
             ctx.jail,
             max_bytes=int(conf.max_file_mb * 2**20),
             watch=conf.watch,
+            state_dir=ctx.state_dir,
         )
 
     return ctx.resource("checkpoints", open_store)

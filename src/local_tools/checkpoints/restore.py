@@ -11,15 +11,17 @@ writable root) and is atomic: a file is its old content or its new one, never ha
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from local_tools.checkpoints.diffs import blob_sizes
 from local_tools.checkpoints.entries import ABSENT, DIR, EXEC, LINK, Entry
 from local_tools.checkpoints.gitstore import blob_id
-from local_tools.checkpoints.history import Change, Checkpoint
+from local_tools.checkpoints.history import Change, Checkpoint, PathChange
 from local_tools.checkpoints.store import Checkpoints, in_git_folder
 from local_tools.core.errors import NotFound, ToolError
 
@@ -34,6 +36,9 @@ __all__ = [
 ]
 
 WRITERS = 4  # files written at once by a restore
+BATCH_BYTES = 32 << 20  # blob bytes read into memory at once by a restore
+THROUGH_LINK = "a folder above it is now a symlink (never written through)"
+CHANGED_DURING = "changed during the restore (left as it is)"
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,8 @@ class Plan:
         return [s for s in self.steps if s.action == "delete"]
 
 
-def find(cps: Checkpoints, cid: int, owner: str | None) -> Checkpoint:
-    cp = cps.history.get(cid)
+def find(cps: Checkpoints, cid: int, owner: str | None, user: str | None = None) -> Checkpoint:
+    cp = cps.history.get(cid, user=user)
     if cp is None or (owner is not None and cp.owner != owner):
         where = " in this session" if owner is not None else ""
         raise NotFound(f"There is no checkpoint {cid}{where}. checkpoint_list shows them.")
@@ -88,11 +93,17 @@ def find(cps: Checkpoints, cid: int, owner: str | None) -> Checkpoint:
 
 
 def plan_restore(
-    cps: Checkpoints, cid: int, *, owner: str | None, paths: list[str] | None = None
+    cps: Checkpoints,
+    cid: int,
+    *,
+    owner: str | None,
+    paths: list[str] | None = None,
+    user: str | None = None,
 ) -> Plan:
-    """What restoring to before checkpoint `cid` would do, for all paths or `paths`."""
-    cp = find(cps, cid, owner)
-    calls = cps.history.since(cid, owner=owner)
+    """What restoring to before checkpoint `cid` would do, for all paths or `paths`
+    (undoing the checkpoints of `owner`, or of any session of `user`, or everyone's)."""
+    cp = find(cps, cid, owner, user)
+    calls = cps.history.since(cid, owner=owner, user=user)
     undone = {c.id for c in calls}
     wanted = _wanted(cps, paths)
     firsts: dict[tuple[str, str], Entry] = {}
@@ -100,6 +111,10 @@ def plan_restore(
         for change in call.changes:
             firsts.setdefault((change.root, change.path), change.before)
     changed = {(root, rel) for root, rel in firsts}
+    story: dict[tuple[str, str], list[PathChange]] = {}
+    for pc in cps.history.changes_since(cid):
+        if (pc.root, pc.path) in firsts:
+            story.setdefault((pc.root, pc.path), []).append(pc)
     steps: list[Step] = []
     for (root_text, rel), target in sorted(firsts.items()):
         root = cps.root_of(root_text)
@@ -107,19 +122,18 @@ def plan_restore(
             continue
         if in_git_folder(rel):
             continue  # recorded by an older version: the user's repository is not ours
-        last = cps.history.last_change(root_text, rel)
-        assert last is not None  # it has at least the change we just read
-        last_id, _last_owner, expected = last
+        told = story[(root_text, rel)]  # at least the change we just read
+        expected = told[-1].after
         current = current_entry(root / rel)
         conflict = None
         if _through_link(root, rel):
-            conflict = "a folder above it is now a symlink (never written through)"
-        elif last_id not in undone:
-            conflict = f"changed since by checkpoint {last_id} (another session's call)"
+            conflict = THROUGH_LINK
+        elif (gap := _gap(told, undone)) is not None:
+            conflict = gap
         elif current not in (expected, target) and not _made_a_folder(
             current, expected, root_text, rel, changed
         ):
-            conflict = f"changed since checkpoint {last_id} (now {current.kind})"
+            conflict = f"changed since checkpoint {told[-1].checkpoint} (now {current.kind})"
         steps.append(Step(root, rel, target, current, expected, conflict))
     if wanted is not None and not steps:
         raise NotFound(
@@ -129,16 +143,37 @@ def plan_restore(
     return Plan(cp, sorted(undone), steps)
 
 
+def _gap(told: list[PathChange], undone: set[int]) -> str | None:
+    """Why a path's story since the checkpoint is not only the calls undone, one after
+    the other: another session's call changed it in between (its change would be wiped),
+    or each call found it other than the previous one left it (someone edited it)."""
+    for pc in told:
+        if pc.checkpoint not in undone:
+            return f"changed since by checkpoint {pc.checkpoint} (another session's call)"
+    for prev, pc in itertools.pairwise(told):
+        if pc.before != prev.after:
+            return (
+                "changed outside local-tools between checkpoints "
+                f"{prev.checkpoint} and {pc.checkpoint}"
+            )
+    return None
+
+
 def apply_plan(cps: Checkpoints, plan: Plan, *, force: bool) -> tuple[list[Step], dict[str, str]]:
     """Carry out the plan: (steps done, {path: why not} for the rest)."""
-    todo = [s for s in plan.steps if s.action != "unchanged" and (force or not s.conflict)]
-    blobs = cps.repo.read_blobs(
-        s.target.sha for s in todo if s.target.exists and s.target.mode != DIR
-    )
     done: list[Step] = []
     failed: dict[str, str] = {}
+    todo: list[Step] = []
+    for s in plan.steps:
+        if s.action == "unchanged" or (s.conflict and not force):
+            continue
+        if s.conflict == THROUGH_LINK:  # force or not: never written through a link
+            failed[str(s.path)] = s.conflict
+            continue
+        todo.append(s)
+    sizes = blob_sizes(cps.repo, [s.target.sha for s in todo if _has_blob(s)])
 
-    def run(step: Step) -> None:
+    def run(step: Step, blobs: dict[str, bytes]) -> None:
         try:
             _apply(cps, step, blobs)
         except ToolError as exc:
@@ -152,18 +187,42 @@ def apply_plan(cps: Checkpoints, plan: Plan, *, force: bool) -> tuple[list[Step]
     # first, one depth at a time: no path of a batch is inside another of it.
     deletes = sorted((s for s in todo if not s.target.exists), key=lambda s: -s.rel.count("/"))
     for step in deletes:
-        run(step)
+        run(step, {})
     _prune_emptied(cps, deletes)
     by_depth: dict[int, list[Step]] = {}
     for step in todo:
         if step.target.exists:
             by_depth.setdefault(step.rel.count("/"), []).append(step)
     # Each atomic write waits on two fsyncs: a few in flight at once make a restore of
-    # many files several times faster (the jail retries a parent made meanwhile).
+    # many files several times faster (the jail retries a parent made meanwhile). The
+    # contents are read a batch at a time: a restore of many large files stays bounded.
     with ThreadPoolExecutor(WRITERS, thread_name_prefix="restore") as pool:
         for depth in sorted(by_depth):
-            list(pool.map(run, by_depth[depth]))
+            for batch in _batches(by_depth[depth], sizes):
+                blobs = cps.repo.read_blobs(s.target.sha for s in batch if _has_blob(s))
+                list(pool.map(run, batch, [blobs] * len(batch)))
     return done, failed
+
+
+def _has_blob(step: Step) -> bool:
+    return step.target.exists and step.target.mode != DIR
+
+
+def _batches(steps: list[Step], sizes: dict[str, int]) -> list[list[Step]]:
+    """Steps in runs whose contents together stay under BATCH_BYTES (a larger file alone)."""
+    out: list[list[Step]] = []
+    batch: list[Step] = []
+    total = 0
+    for step in steps:
+        n = sizes.get(step.target.sha, 0) if _has_blob(step) else 0
+        if batch and total + n > BATCH_BYTES:
+            out.append(batch)
+            batch, total = [], 0
+        batch.append(step)
+        total += n
+    if batch:
+        out.append(batch)
+    return out
 
 
 def _made_a_folder(
@@ -198,6 +257,14 @@ def _prune_emptied(cps: Checkpoints, deletes: list[Step]) -> None:
 
 def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
     jail, path, target = cps.jail, str(step.path), step.target
+    # The plan may be minutes old (the person answered its asks): a folder above made a
+    # symlink since, or the file changed, and this step must not touch it. (A folder
+    # the plan saw may be gone: this restore's deletions emptied and pruned it.)
+    if _through_link(step.root, step.rel):
+        raise ToolError(f"{CHANGED_DURING}: {THROUGH_LINK}")
+    now = current_entry(step.path)
+    if now != step.current and not (step.current.mode == DIR and not now.exists):
+        raise ToolError(f"{CHANGED_DURING}: now {now.kind}")
     if not target.exists:
         jail.delete(path, recursive=False)
     elif target.mode == DIR:

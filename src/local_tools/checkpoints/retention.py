@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 DAY = 86_400.0
 MAX_ROUNDS = 4  # size-driven drops: a quarter of what is left each round
+PRUNE_AFTER = "1.hour.ago"  # unreachable objects younger than this are kept
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,12 @@ def _gc(store: Checkpoints) -> None:
             continue
         tree = repo.run(["write-tree"], index=index).decode().strip()
         lines.append(f"040000 tree {tree}\t{index.name}")
-    keep = repo.run(["mktree", "--missing"], stdin=("\n".join(lines) + "\n").encode())
-    commit = repo.run(["commit-tree", keep.decode().strip(), "-m", "checkpoints kept"])
-    repo.run(["update-ref", "refs/keep", commit.decode().strip()])
-    repo.run(["gc", "--quiet", "--prune=now"])
+    if lines:
+        keep = repo.run(["mktree", "--missing"], stdin=("\n".join(lines) + "\n").encode())
+        commit = repo.run(["commit-tree", keep.decode().strip(), "-m", "checkpoints kept"])
+        repo.run(["update-ref", "refs/keep", commit.decode().strip()])
+    else:  # nothing to keep (mktree refuses an empty list): the old keep goes too
+        repo.run(["update-ref", "-d", "refs/keep"])
+    # Not `now`: a call in flight has written its "before" blobs (begin takes no lock)
+    # but no history row or ref names them yet; an hour outlives any such call.
+    repo.run(["gc", "--quiet", f"--prune={PRUNE_AFTER}"])

@@ -3,7 +3,8 @@
 `begin` records the state of what a call can change (the paths a file tool names, or
 every writable root for a command) and `end` the state after it; what differs becomes
 one checkpoint. Both run in a worker thread; neither ever fails the call: a snapshot
-that cannot be made leaves a note instead (the call still runs).
+that cannot be made leaves a note instead (the call still runs). The state folder is
+never recorded, even inside a root (a workspace of ~).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from local_tools.checkpoints.entries import ABSENT, DIR, Entry, PathSnapshot, read_paths
+from local_tools.checkpoints.entries import (
+    ABSENT,
+    DIR,
+    NOT_UTF8,
+    Entry,
+    PathSnapshot,
+    is_utf8,
+    read_paths,
+    shown,
+)
 from local_tools.checkpoints.gitstore import ShadowRepo
 from local_tools.checkpoints.history import Change, History
 from local_tools.checkpoints.roots import RootTrees, diff_trees
@@ -29,6 +39,7 @@ __all__ = ["ROOTS", "Checkpoints", "Pending", "checkpoint_folder", "in_git_folde
 log = logging.getLogger(__name__)
 
 ROOTS = "roots"  # what a command can change: every writable root
+WAS_IGNORED = "was ignored before the call; not kept"
 
 
 def checkpoint_folder(state_dir: Path, workspace: Path) -> Path:
@@ -49,16 +60,33 @@ class Pending:
     before_paths: dict[Path, PathSnapshot] = field(default_factory=dict)
     before_trees: dict[Path, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    # The filesystem's clock (a ctime) when the call started: a file "new" to the tree
+    # that changed before it was there already (ignored until the call changed that).
+    started_ns: int = 0
 
 
 class Checkpoints:
     """One per toolbox and workspace (`ctx.resource("checkpoints")`)."""
 
-    def __init__(self, folder: Path, jail: Jail, *, max_bytes: int, watch: bool = True) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        jail: Jail,
+        *,
+        max_bytes: int,
+        watch: bool = True,
+        state_dir: Path | None = None,
+    ) -> None:
         self.folder = folder
         self.jail = jail
         self.max_bytes = max_bytes
         self.watch = watch
+        # Never snapshot: the store itself and the rest of the state (audit log,
+        # approvals). The layout `checkpoint_folder` makes names the state dir.
+        if state_dir is None and folder.parent.parent.name == "workspaces":
+            state_dir = folder.parents[2]
+        found = [folder] if state_dir is None else [folder, state_dir]
+        self.excluded = [Path(os.path.realpath(p)) for p in found]
         self.repo = ShadowRepo(folder)
         self.history = History(folder / "history.db")
         self._trees: dict[Path, RootTrees] = {}
@@ -96,6 +124,7 @@ class Checkpoints:
                     tree = self._root_trees(root).snapshot()
                     pending.before_trees[root] = tree.tree
                     _note_skipped(pending, root, tree.skipped)
+                pending.started_ns = self._clock_ns()
             return pending
         for path in scope:
             for root, rel in self.locate(path):
@@ -105,7 +134,7 @@ class Checkpoints:
                 if not any(rel == r or rel.startswith(r + "/") or not r for r in rels):
                     rels.append(rel)
         for root, rels in pending.paths.items():
-            snap = read_paths(self.repo, root, rels, max_bytes=self.max_bytes)
+            snap = self._read_paths(root, rels)
             pending.before_paths[root] = snap
             _note_skipped(pending, root, snap.skipped)
         return pending
@@ -116,12 +145,22 @@ class Checkpoints:
         if pending.before_trees:
             with self.repo.locked():
                 for root, before in pending.before_trees.items():
-                    tree = self._root_trees(root).snapshot()
+                    trees = self._root_trees(root)
+                    tree = trees.snapshot()
                     _note_skipped(pending, root, tree.skipped)
-                    for rel, (a, b) in diff_trees(self.repo, before, tree.tree).items():
-                        changes.append(Change(str(root), rel, a, b))
+                    diff = diff_trees(self.repo, before, tree.tree)
+                    # Only a changed .gitignore brings in files the call did not make.
+                    unignored = any(_is_ignore_file(rel) for rel in diff)
+                    for rel, (a, b) in diff.items():
+                        if not trees.keeps(rel):
+                            continue  # the state folder, in a tree an older version wrote
+                        why = _not_kept(pending, root, rel, a, unignored)
+                        if why:
+                            _note_skipped(pending, root, {shown(rel): why})
+                        else:
+                            changes.append(Change(str(root), rel, a, b))
         for root, rels in pending.paths.items():
-            after = read_paths(self.repo, root, rels, max_bytes=self.max_bytes)
+            after = self._read_paths(root, rels)
             _note_skipped(pending, root, after.skipped)  # e.g. a file the call made too big
             changes += _compare(str(root), pending.before_paths[root], after)
         if not changes:
@@ -137,6 +176,24 @@ class Checkpoints:
             changes=changes,
         )
 
+    def _clock_ns(self) -> int:
+        """Now, by the clock the kernel stamps ctimes with (coarser than time.time)."""
+        marker = self.folder / "clock"
+        try:
+            marker.touch()
+            os.utime(marker)
+            return os.stat(marker).st_ctime_ns
+        except OSError:
+            return 0  # no comparison: changes are recorded as before
+
+    def _read_paths(self, root: Path, rels: list[str]) -> PathSnapshot:
+        return read_paths(
+            self.repo, root, rels, max_bytes=self.max_bytes, exclude=self._excluded_in(root)
+        )
+
+    def _excluded_in(self, root: Path) -> list[str]:
+        return [p.relative_to(root).as_posix() for p in self.excluded if root in p.parents]
+
     # ------------------------------------------------------------------ paths
 
     def locate(self, path: str) -> list[tuple[Path, str]]:
@@ -151,6 +208,8 @@ class Checkpoints:
                 found.append(self.jail.resolve(str(PurePath(path).parent)) / name)
         out: list[tuple[Path, str]] = []
         for real in dict.fromkeys(found):
+            if any(real == ex or ex in real.parents for ex in self.excluded):
+                continue  # the state folder is never recorded
             for root in self.writable_roots:
                 if real == root or root in real.parents:
                     rel = real.relative_to(root).as_posix()
@@ -168,7 +227,13 @@ class Checkpoints:
         with self._lock:
             trees = self._trees.get(root)
             if trees is None:
-                trees = RootTrees(self.repo, root, max_bytes=self.max_bytes, watch=self.watch)
+                trees = RootTrees(
+                    self.repo,
+                    root,
+                    max_bytes=self.max_bytes,
+                    watch=self.watch,
+                    exclude=self.excluded,
+                )
                 self._trees[root] = trees
             return trees
 
@@ -176,6 +241,26 @@ class Checkpoints:
 def in_git_folder(rel: str) -> bool:
     """Whether a root-relative path is a `.git` (file or folder) or inside one."""
     return ".git" in rel.split("/")
+
+
+def _not_kept(pending: Pending, root: Path, rel: str, before: Entry, unignored: bool) -> str:
+    """Why a change of a command's tree is not recorded, or ""."""
+    if not is_utf8(rel):
+        return NOT_UTF8
+    # Not for every new file: one moved in with its folder (`mv a b`) keeps its ctime.
+    if before.exists or not unignored or not pending.started_ns:
+        return ""
+    try:
+        ctime = os.lstat(root / rel).st_ctime_ns
+    except OSError:
+        return ""
+    # Unchanged since before the call, yet not in the tree before it: it was ignored
+    # (the call un-ignored it). Recorded as made by the call, an undo would delete it.
+    return WAS_IGNORED if ctime < pending.started_ns else ""
+
+
+def _is_ignore_file(rel: str) -> bool:
+    return rel == ".gitignore" or rel.endswith("/.gitignore")
 
 
 def _compare(root: str, before: PathSnapshot, after: PathSnapshot) -> list[Change]:

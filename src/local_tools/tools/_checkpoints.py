@@ -12,15 +12,34 @@ from local_tools.checkpoints.history import Checkpoint
 from local_tools.core.context import ToolContext
 from local_tools.tools._common import iso_time
 
-__all__ = ["ALL_SESSIONS", "checkpoint_dict", "owner_of", "shown_change_path"]
+__all__ = [
+    "ALL_SESSIONS",
+    "PERSON_DOORS",
+    "checkpoint_dict",
+    "owner_of",
+    "shown_change_path",
+    "user_of",
+]
 
 ALL_SESSIONS = Field(False, description="Also your other sessions' calls.")
 
+# The transports a person drives (`local-tools checkpoints`/`undo`, the web console's
+# Changes panel): with all_sessions they see every user's checkpoints of the workspace.
+# A model's call (mcp, http, python) with all_sessions sees only its own user's.
+PERSON_DOORS = frozenset({"cli", "console"})
+
 
 def owner_of(ctx: ToolContext, all_sessions: bool) -> str | None:
-    """This session's checkpoints; with all_sessions, every session's of this user (the
-    history is kept per workspace, so owner None means "any owner" there)."""
+    """This session's checkpoints; with all_sessions, None: any session (user_of then
+    limits them to this user's unless the person calls)."""
     return None if all_sessions else ctx.owner
+
+
+def user_of(ctx: ToolContext, all_sessions: bool) -> str | None:
+    """Whose checkpoints all_sessions covers: this user's; the person's doors, everyone's."""
+    if all_sessions and ctx.transport in PERSON_DOORS:
+        return None
+    return ctx.user_id
 
 
 def shown_change_path(ctx: ToolContext, root: str, rel: str) -> str:
@@ -32,8 +51,8 @@ def checkpoint_dict(ctx: ToolContext, cp: Checkpoint) -> dict[str, Any]:
         {
             "path": shown_change_path(ctx, c.root, c.path),
             "action": c.action,
-            "added": c.added,
-            "removed": c.removed,
+            "added": _count(c.added),
+            "removed": _count(c.removed),
         }
         for c in cp.changes
     ]
@@ -46,9 +65,14 @@ def checkpoint_dict(ctx: ToolContext, cp: Checkpoint) -> dict[str, Any]:
         "time": iso_time(cp.ts),
         "summary": cp.summary,
         "files": files,
-        "added": sum(c.added or 0 for c in cp.changes),
-        "removed": sum(c.removed or 0 for c in cp.changes),
+        "added": sum(_count(c.added) or 0 for c in cp.changes),
+        "removed": sum(_count(c.removed) or 0 for c in cp.changes),
     }
     if cp.skipped:  # stored absolute: shown like the files (workspace-relative)
         out["skipped"] = {ctx.jail.display(p): why for p, why in cp.skipped.items()}
     return out
+
+
+def _count(n: int | None) -> int | None:
+    """Lines counted; None: binary or too large to count (stored as -1)."""
+    return None if n is None or n < 0 else n

@@ -16,6 +16,7 @@ from local_tools.tools._checkpoints import (
     checkpoint_dict,
     owner_of,
     shown_change_path,
+    user_of,
 )
 from local_tools.tools._common import file_subjects
 
@@ -34,7 +35,9 @@ class CheckpointDiffOutput(Output):
 def _subjects(args: CheckpointDiffArgs, ctx: ToolContext) -> list[str]:
     """A diff shows the files' content before and after: read:file on each."""
     store = checkpoints_for(ctx)
-    cp = find(store, args.checkpoint, owner_of(ctx, args.all_sessions))
+    cp = find(
+        store, args.checkpoint, owner_of(ctx, args.all_sessions), user_of(ctx, args.all_sessions)
+    )
     return [
         subject
         for c in select_changes(store, cp.changes, args.paths)
@@ -56,7 +59,9 @@ def _subjects(args: CheckpointDiffArgs, ctx: ToolContext) -> list[str]:
 )
 def checkpoint_diff(args: CheckpointDiffArgs, ctx: ToolContext) -> dict[str, Any]:
     store = checkpoints_for(ctx)
-    cp = find(store, args.checkpoint, owner_of(ctx, args.all_sessions))
+    cp = find(
+        store, args.checkpoint, owner_of(ctx, args.all_sessions), user_of(ctx, args.all_sessions)
+    )
     changes = select_changes(store, cp.changes, args.paths)
     diffs = checkpoint_diffs(store, cp, changes)
     (counted,) = count_lines(store, [cp])

@@ -10,7 +10,7 @@ from local_tools.checkpoints.diffs import count_lines
 from local_tools.checkpoints.hook import checkpoints_for
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.tools._checkpoints import ALL_SESSIONS, checkpoint_dict, owner_of
+from local_tools.tools._checkpoints import ALL_SESSIONS, checkpoint_dict, owner_of, user_of
 
 MAX_FILES_SHOWN = 10  # per checkpoint in the text; the output lists them all
 
@@ -23,7 +23,8 @@ class CheckpointListArgs(Args):
 class CheckpointListOutput(Output):
     checkpoints: list[dict[str, Any]] = Field(
         description="Newest first: id, call_id, tool, time, summary, files (path, action, "
-        "added, removed), added, removed, skipped (files left out, with why)."
+        "added, removed; null: binary or large), added, removed, skipped (files left out, "
+        "with why)."
     )
 
 
@@ -45,7 +46,8 @@ def _render(output: dict[str, Any]) -> str:
             f"+{cp['added']} -{cp['removed']}" + (f" ({cp['summary']})" if cp["summary"] else "")
         )
         for f in files[:MAX_FILES_SHOWN]:
-            lines.append(f"    {f['action']:<8} {f['path']} +{f['added']} -{f['removed']}")
+            counts = "(binary or large)" if f["added"] is None else f"+{f['added']} -{f['removed']}"
+            lines.append(f"    {f['action']:<8} {f['path']} {counts}")
         if len(files) > MAX_FILES_SHOWN:
             lines.append(f"    ... and {len(files) - MAX_FILES_SHOWN} more")
         for path, why in (cp.get("skipped") or {}).items():
@@ -65,5 +67,9 @@ def _render(output: dict[str, Any]) -> str:
 )
 def checkpoint_list(args: CheckpointListArgs, ctx: ToolContext) -> dict[str, Any]:
     store = checkpoints_for(ctx)
-    found = store.history.recent(owner=owner_of(ctx, args.all_sessions), limit=args.limit)
+    found = store.history.recent(
+        owner=owner_of(ctx, args.all_sessions),
+        user=user_of(ctx, args.all_sessions),
+        limit=args.limit,
+    )
     return {"checkpoints": [checkpoint_dict(ctx, cp) for cp in count_lines(store, found)]}

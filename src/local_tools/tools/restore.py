@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -12,10 +13,12 @@ from local_tools.checkpoints.restore import Plan, Step, apply_plan, plan_restore
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Conflict, ToolError
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.tools._checkpoints import ALL_SESSIONS, owner_of, shown_change_path
+from local_tools.tools._checkpoints import ALL_SESSIONS, owner_of, shown_change_path, user_of
 from local_tools.tools._common import file_subjects
 
 MAX_PLAN_LINES = 50
+MAX_RECORDED = 20  # restored text files handed to the language-error check
+MAX_RECORDED_BYTES = 1 << 20  # each
 
 
 class RestoreArgs(Args):
@@ -45,7 +48,11 @@ ones go. CONFLICT if a file changed since, unless force. Undoable itself."""
 def _plan(args: RestoreArgs, ctx: ToolContext) -> Plan:
     store = checkpoints_for(ctx)
     return plan_restore(
-        store, args.checkpoint, owner=owner_of(ctx, args.all_sessions), paths=args.paths
+        store,
+        args.checkpoint,
+        owner=owner_of(ctx, args.all_sessions),
+        user=user_of(ctx, args.all_sessions),
+        paths=args.paths,
     )
 
 
@@ -124,22 +131,40 @@ async def restore(args: RestoreArgs, ctx: ToolContext) -> dict[str, Any]:
             details={"conflicts": [p for p in steps if "conflict" in p]},
         )
     summary = f"restore to before checkpoint {plan.checkpoint.id}:\n{plan_text(steps)}"
-    for permission, chosen in (("write:file", plan.writes), ("delete:file", plan.deletes)):
-        subjects = [s for step in chosen for s in file_subjects(ctx, str(step.path))]
+    # Resolving each path's subjects touches the disk: off the event loop, like the rest.
+    asks = await asyncio.to_thread(_subjects, ctx, plan)
+    for permission, subjects in asks:
         if subjects:
             await ctx.authorize(permission, subjects, summary=summary)
-    done, failed = await asyncio.to_thread(apply_plan, checkpoints_for(ctx), plan, force=args.force)
-    for step in done:
-        _record(ctx, step)
+    _done, failed, texts = await asyncio.to_thread(_apply, ctx, plan, args.force)
+    for path, text in texts:
+        ctx.record_change(path, None, text)
     result["failed"] = failed
     return result
 
 
-def _record(ctx: ToolContext, step: Step) -> None:
-    """Text files written: the runner then reports their language errors like any edit."""
-    if step.action in ("create", "replace") and step.target.kind == "file":
-        try:
-            text = step.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return
-        ctx.record_change(step.path, None, text)
+def _subjects(ctx: ToolContext, plan: Plan) -> list[tuple[str, list[str]]]:
+    return [
+        (permission, [s for step in chosen for s in file_subjects(ctx, str(step.path))])
+        for permission, chosen in (("write:file", plan.writes), ("delete:file", plan.deletes))
+    ]
+
+
+def _apply(
+    ctx: ToolContext, plan: Plan, force: bool
+) -> tuple[list[Step], dict[str, str], list[tuple[Path, str]]]:
+    """The restore, then the text of a few files it wrote (read here, in the worker):
+    the runner reports their language errors like any edit's."""
+    done, failed = apply_plan(checkpoints_for(ctx), plan, force=force)
+    texts: list[tuple[Path, str]] = []
+    for step in done:
+        if len(texts) >= MAX_RECORDED:
+            break
+        if step.action in ("create", "replace") and step.target.kind == "file":
+            try:
+                if step.path.stat().st_size > MAX_RECORDED_BYTES:
+                    continue
+                texts.append((step.path, step.path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return done, failed, texts

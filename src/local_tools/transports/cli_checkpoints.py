@@ -1,10 +1,12 @@
 """`local-tools checkpoints` and `local-tools undo`: the undo history at the terminal.
 
 Both go through the toolbox's tools (checkpoint_list, checkpoint_diff, restore) with
-`all_sessions`: the person at the terminal sees every session's calls. `undo` shows the
-restore's plan, asks for confirmation (or takes `--yes`), then restores with the
-person's confirmation standing for the tool's own write/delete asks; a rule that
-denies still denies. The restore is itself a checkpoint: `undo` again takes it back.
+`all_sessions` and transport "cli": the person at the terminal sees every session's
+calls, every user's. `undo` shows the restore's plan, asks for confirmation (or takes
+`--yes`), makes the plan again and stops if it is not the one shown (a call made while
+the person read it), then restores with the person's confirmation standing for the
+tool's own write/delete asks; a rule that denies still denies. The restore is itself a
+checkpoint: `undo` again takes it back.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from local_tools.interact.confirmed import ConfirmedAsker
 __all__ = ["add_parsers", "run_checkpoints", "run_undo"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+TRANSPORT = "cli"  # a person's door: all_sessions covers every user (tools/_checkpoints.py)
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -58,9 +61,11 @@ def run_checkpoints(tb: Any, ns: argparse.Namespace, out: TextIO = sys.stdout) -
         )
         return EXIT_OK
     if ns.diff is not None:
-        env = tb.run("checkpoint_diff", {"checkpoint": ns.diff, "all_sessions": True})
+        args = {"checkpoint": ns.diff, "all_sessions": True}
+        env = tb.run("checkpoint_diff", args, transport=TRANSPORT)
     else:
-        env = tb.run("checkpoint_list", {"limit": ns.limit, "all_sessions": True})
+        args = {"limit": ns.limit, "all_sessions": True}
+        env = tb.run("checkpoint_list", args, transport=TRANSPORT)
     if ns.json:
         out.write(json.dumps(env, indent=2, ensure_ascii=False) + "\n")
     else:
@@ -80,7 +85,7 @@ def run_undo(
     args: dict[str, Any] = {"checkpoint": target, "all_sessions": True, "force": ns.force}
     if ns.paths:
         args["paths"] = ns.paths
-    plan = tb.run("restore", {**args, "dry_run": True})
+    plan = tb.run("restore", {**args, "dry_run": True}, transport=TRANSPORT)
     out.write(tb.render(plan) + "\n")
     if not plan["success"]:
         return EXIT_FAILED
@@ -99,17 +104,31 @@ def run_undo(
         if stdin.readline().strip().lower() not in ("y", "yes"):
             out.write("Nothing restored.\n")
             return EXIT_FAILED
+        # The person read the plan for a while: calls made meanwhile would be undone
+        # too, unseen. The plan again; a different one is shown, nothing restored.
+        again = tb.run("restore", {**args, "dry_run": True}, transport=TRANSPORT)
+        if not again["success"] or _seen(again) != _seen(plan):
+            out.write(tb.render(again) + "\n")
+            out.write("The plan changed since you looked (other calls): nothing restored.\n")
+            return EXIT_FAILED
     asker = ConfirmedAsker(("write:file", "delete:file"), who="terminal (local-tools undo)")
-    done = tb.run("restore", args, asker=asker, transport="cli")
+    done = tb.run("restore", args, asker=asker, transport=TRANSPORT)
     out.write(tb.render(done) + "\n")
     return EXIT_OK if done["success"] and not done["output"]["failed"] else EXIT_FAILED
+
+
+def _seen(envelope: dict[str, Any]) -> tuple[list[int], list[dict[str, Any]]]:
+    """What the person confirms: the checkpoints undone and each path's step."""
+    output = envelope["output"]
+    return sorted(output["undone"]), output["plan"]
 
 
 def _nth_newest(tb: Any, n: int, out: TextIO) -> int | None:
     if n < 1:
         out.write("N must be 1 or more.\n")
         return None
-    env = tb.run("checkpoint_list", {"limit": min(n, 200), "all_sessions": True})
+    args = {"limit": min(n, 200), "all_sessions": True}
+    env = tb.run("checkpoint_list", args, transport=TRANSPORT)
     items = env["output"]["checkpoints"] if env["success"] else []
     if len(items) < n:
         have = f"only {len(items)}" if items else "none"

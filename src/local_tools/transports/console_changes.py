@@ -18,7 +18,10 @@ a rule that denies still denies. The restore route makes the plan again first (a
 run: an unknown id is a 404 before anything runs); `undone`, when sent (the page always
 sends it), is the ids the confirmed plan undid: if calls were checkpointed since, the
 restore would undo more than the person saw, so it is refused (409 PLAN_CHANGED, with
-the new plan). The console's own calls are audited with
+the new plan); so is it when the steps or their conflicts differ from the plan this
+server last showed for that checkpoint and paths (the page sends only `undone`; the
+plans shown are remembered here, a few at a time). With transport "console" the tools
+show every user's checkpoints (a person's door). The console's own calls are audited with
 transport "console"; the page leaves the ones that only look out of its call log.
 """
 
@@ -51,6 +54,7 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200  # checkpoint_list's own bound
 MAX_BODY = 256 * 1024  # a list of paths; the guard's 10 MB is for tool arguments
 MAX_ID = 2**63 - 1  # SQLite's integer
+MAX_PLANS_KEPT = 32  # plans shown, remembered to compare with the restore's fresh one
 
 _API_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 # A tool's error code -> the HTTP status that says the same.
@@ -96,6 +100,14 @@ class _BadRequest(Exception):
 
 def changes_routes(tb: Toolbox) -> list[BaseRoute]:
     """The Changes panel's routes for `tb`'s workspace (behind the server's guard)."""
+    shown: dict[str, list[dict[str, Any]]] = {}  # (id, paths) -> the steps last shown
+
+    def remember(cid: int, paths: Any, output: dict[str, Any]) -> None:
+        key = json.dumps([cid, paths])
+        shown.pop(key, None)
+        shown[key] = output["plan"]
+        while len(shown) > MAX_PLANS_KEPT:
+            shown.pop(next(iter(shown)))
 
     async def call(request: Request, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         client = request.client.host if request.client else "unknown address"
@@ -135,7 +147,10 @@ def changes_routes(tb: Toolbox) -> list[BaseRoute]:
         except _BadRequest as exc:
             return _error(400, str(exc))
         args = {"checkpoint": cid, "paths": body.get("paths"), "dry_run": True}
-        return _answer(await call(request, "restore", args))
+        envelope = await call(request, "restore", args)
+        if envelope["success"]:
+            remember(cid, body.get("paths"), envelope["output"])
+        return _answer(envelope)
 
     async def restore(request: Request) -> Response:
         if (refused := _refused(request)) is not None:
@@ -154,7 +169,11 @@ def changes_routes(tb: Toolbox) -> list[BaseRoute]:
             return _answer(envelope)
         fresh = envelope["output"]
         seen = body.get("undone")
-        if seen is not None and sorted(fresh["undone"]) != sorted(seen):
+        steps = shown.get(json.dumps([cid, body.get("paths")]))
+        if (seen is not None and sorted(fresh["undone"]) != sorted(seen)) or (
+            steps is not None and steps != fresh["plan"]
+        ):
+            remember(cid, body.get("paths"), fresh)  # the page shows it; confirmed next
             return _error(
                 409,
                 "the plan changed since you looked (other calls changed files): "
