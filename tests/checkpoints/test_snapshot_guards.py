@@ -189,6 +189,23 @@ def test_files_a_call_unignores_are_not_made_by_it(
     assert (workspace / "data/thesis.db").read_text() == "3 years of work\n"
 
 
+@pytest.mark.parametrize("watch", WATCH)
+def test_a_file_too_large_to_keep_that_shrinks_is_not_taken_for_created(
+    make_toolbox: Any, asker: Any, workspace: Path, watch: bool
+) -> None:
+    (workspace / "big.log").write_bytes(b"x" * 4096)
+    tb = make_toolbox({"checkpoints": {"watch": watch, "max_file_mb": 0.002}}, asker=asker)
+    out = run(tb, "echo y > a.txt")  # the first snapshot meets the big file: left out, named
+    assert "big.log: over [checkpoints] max_file_mb" in out["checkpoint_note"]
+    out = run(tb, "echo small > big.log && echo z > a.txt")
+    assert "big.log: was over max_file_mb before the call" in out["checkpoint_note"]
+    cp = listed(tb)[0]
+    assert files(cp) == [("a.txt", "modified")]  # not "big.log created"
+    ok(tb.run("restore", {"checkpoint": cp["id"]}))
+    assert (workspace / "big.log").read_text() == "small\n"  # an undo never deletes it
+    assert (workspace / "a.txt").read_text() == "y\n"
+
+
 def test_ctime_is_stamped_by_the_clock_the_marker_reads(tmp_path: Path) -> None:
     """Why the comparison holds: a file written after the marker has a ctime at least
     the marker's, one unchanged since before has less; a rename keeps the ctime of what

@@ -3,26 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-
-def cli(*args: str, cwd: Path, state: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LOCAL_TOOLS_STATE_DIR": str(state)}
-    env.pop("LOCAL_TOOLS_CONFIG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "local_tools", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from cli_run import cli
 
 
 @pytest.fixture

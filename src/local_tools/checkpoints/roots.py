@@ -58,6 +58,9 @@ class RootTrees:
         self._use_watcher = watch
         self._watcher: TreeWatcher | None = None
         self._tree: str | None = None  # the last tree written, while the watcher vouches
+        # Files left out as too large (this process saw them so): one that shrinks is not
+        # new, though the tree never had it; an undo must not take it for created.
+        self.too_large: set[str] = set()
 
     def keeps(self, rel: str) -> bool:
         """Whether rel is outside every excluded folder."""
@@ -221,6 +224,7 @@ class RootTrees:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_size > self.max_bytes:
                 skipped[rel] = f"over [checkpoints] max_file_mb ({st.st_size / 2**20:.1f} MB)"
+                self.too_large.add(rel)
         return skipped
 
     def _git(

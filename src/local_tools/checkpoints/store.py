@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 ROOTS = "roots"  # what a command can change: every writable root
 WAS_IGNORED = "was ignored before the call; not kept"
+WAS_TOO_LARGE = "was over max_file_mb before the call (its old content was never kept)"
 
 
 def checkpoint_folder(state_dir: Path, workspace: Path) -> Path:
@@ -155,6 +156,9 @@ class Checkpoints:
                         if not trees.keeps(rel):
                             continue  # the state folder, in a tree an older version wrote
                         why = _not_kept(pending, root, rel, a, unignored)
+                        if not why and not a.exists and rel in trees.too_large:
+                            why = WAS_TOO_LARGE
+                            trees.too_large.discard(rel)
                         if why:
                             _note_skipped(pending, root, {shown(rel): why})
                         else:
