@@ -18,15 +18,13 @@ The pattern language is in `patterns`, the built-in rules in `defaults`, and the
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from local_tools.core.config import CONFIG_FILENAME, Config
+from local_tools.core.config import Config
 from local_tools.core.errors import PermissionDenied
 from local_tools.interact.base import Asker, NoPersonAvailable, PermissionRequest
 from local_tools.security.approvals import ApprovalStore
@@ -37,47 +35,26 @@ from local_tools.security.patterns import (
     _Literal,
     _pattern_regex,
     exact_only,
-    suggest_pattern,
+)
+from local_tools.security.policy_messages import (
+    Action,
+    Decision,
+    decision_details,
+    denied_message,
+    described,
+    inline_table,
+    no_asker_message,
+    quoted,
+    rules_section,
+    suggested_rule,
 )
 
-__all__ = ["Decision", "Policy", "check_permission"]
-
-Action = Literal["allow", "deny", "ask"]
+__all__ = ["Action", "Decision", "Policy", "check_permission"]
 _ACTIONS = ("allow", "deny", "ask")
 
 # Path subjects compare case-insensitively where the file system usually does,
 # so `.ENV` cannot sidestep the `.env` rule on macOS and Windows.
 _CASELESS_PATHS = sys.platform in ("win32", "darwin")
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The outcome of one check; `rule` says which rule decided, for messages and logs."""
-
-    action: Action
-    permission: str
-    subject: str | None
-    rule: str
-
-
-# --- rule descriptions -----------------------------------------------------------
-
-
-def _q(text: str) -> str:
-    # JSON string syntax is valid TOML basic-string syntax.
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _toml_key(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _q(key)
-
-
-def _section(user_id: str | None) -> str:
-    return "[permissions]" if user_id is None else f"[users.{_toml_key(user_id)}.permissions]"
-
-
-def _table(entries: Mapping[str, str]) -> str:
-    return "{ " + ", ".join(f"{_q(p)} = {_q(a)}" for p, a in entries.items()) + " }"
 
 
 # --- the policy ------------------------------------------------------------------
@@ -128,7 +105,9 @@ class Policy:
             (None, DEFAULT_PERMISSIONS, "default"),
             (None, _checked(permissions or {}, "[permissions]"), origin),
         ]
-        self._users = {uid: _checked(perms, _section(uid)) for uid, perms in (users or {}).items()}
+        self._users = {
+            uid: _checked(perms, rules_section(uid)) for uid, perms in (users or {}).items()
+        }
         self._origin = origin
         self._cache: dict[tuple[str, str], _Compiled] = {}
         self._cache_version = self.approvals.version
@@ -215,7 +194,7 @@ class Policy:
         if asker is None:
             raise self._nobody_to_ask(user_id, permission, pending, tool)
         for d in pending:
-            suggestion = _suggestion(permission, d.subject)
+            suggestion = suggested_rule(permission, d.subject)
             request = PermissionRequest(tool, permission, d.subject, user_id, summary, suggestion)
             try:
                 answer = await asker.ask(request)
@@ -223,8 +202,8 @@ class Policy:
                 raise self._nobody_to_ask(user_id, permission, pending, tool) from None
             except Exception as exc:  # a broken asker must fail closed, with a reason
                 raise PermissionDenied(
-                    f"Could not ask the user to approve {_what(d)}: {exc}. Nothing was done.",
-                    details=_details(d),
+                    f"Could not ask the user to approve {described(d)}: {exc}. Nothing was done.",
+                    details=decision_details(d),
                 ) from exc
             if answer == "always":
                 self.approvals.approve(user_id, permission, d.subject)
@@ -232,9 +211,9 @@ class Policy:
                 self.approvals.approve(user_id, permission, suggestion, pattern=True)
             elif answer != "once":
                 raise PermissionDenied(
-                    f"The user declined {_what(d)} for {tool}. Do not retry it; ask the "
+                    f"The user declined {described(d)} for {tool}. Do not retry it; ask the "
                     "user what to do instead.",
-                    details=_details(d),
+                    details=decision_details(d),
                 )
 
     def check(
@@ -250,7 +229,7 @@ class Policy:
         decisions = [self.evaluate(user_id, permission, s) for s in targets]
         for d in decisions:
             if d.action == "deny":
-                raise PermissionDenied(_denied_message(d, tool), details=_details(d))
+                raise PermissionDenied(denied_message(d, tool), details=decision_details(d))
         return [d for d in decisions if d.action == "ask"]
 
     def _nobody_to_ask(
@@ -260,8 +239,8 @@ class Policy:
         in_user_section = any(d.rule.startswith("[users.") for d in pending)
         section_user = user_id if in_user_section else None
         section = self._users.get(user_id, {}) if in_user_section else self._layers[1][1]
-        message = _no_asker_message(pending, section_user, section.get(permission), tool)
-        return PermissionDenied(message, details=_details(pending[0]))
+        message = no_asker_message(pending, section_user, section.get(permission), tool)
+        return PermissionDenied(message, details=decision_details(pending[0]))
 
     # -- compilation
 
@@ -279,7 +258,7 @@ class Policy:
         # before the last "*" can never win and are left out.
         fallback: _Rule = (
             "ask",
-            f"no rule for {_q(permission)} matched (unmatched asks)",
+            f"no rule for {quoted(permission)} matched (unmatched asks)",
             False,
         )
         kept: list[tuple[str, _Rule]] = []
@@ -306,7 +285,7 @@ class Policy:
             (
                 norm(pattern),
                 action,
-                f"built-in protection {_q(permission)} = {_table({pattern: action})} "
+                f"built-in protection {quoted(permission)} = {inline_table({pattern: action})} "
                 f"(a broad rule does not lift it; a rule naming the {named} does)",
             )
             for pattern, action in self._protected.get(permission, {}).items()
@@ -323,12 +302,12 @@ class Policy:
         for uid, perms, origin in layers:
             spec = perms.get(permission)
             if isinstance(spec, str):
-                text = f"{_section(uid)} {_q(permission)} = {_q(spec)} ({origin})"
+                text = f"{rules_section(uid)} {quoted(permission)} = {quoted(spec)} ({origin})"
                 rules.append(("*", cast(Action, spec), text, False))  # _checked: an action
             elif spec is not None:
                 for pattern, action in spec.items():
-                    entry = _table({pattern: action})
-                    text = f"{_section(uid)} {_q(permission)} = {entry} ({origin})"
+                    entry = inline_table({pattern: action})
+                    text = f"{rules_section(uid)} {quoted(permission)} = {entry} ({origin})"
                     rules.append((norm(pattern), action, text, not pattern.startswith("*")))
         where = self.approvals.path or "memory"
         for approval in self.approvals.for_user(user_id):
@@ -336,8 +315,8 @@ class Policy:
                 continue
             shown = "*" if approval.subject is None else approval.subject
             text = (
-                f'"allow always" answer by {_q(user_id)}: {_q(permission)} = '
-                f"{_table({shown: 'allow'})} ({where})"
+                f'"allow always" answer by {quoted(user_id)}: {quoted(permission)} = '
+                f"{inline_table({shown: 'allow'})} ({where})"
             )
             # Literal unless the person picked a pattern: an approved `ls *.py` must
             # not approve `ls anything.py`.
@@ -404,88 +383,14 @@ def _checked(perms: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     for permission, spec in perms.items():
         entries = {"*": spec} if isinstance(spec, str) else spec
         if not isinstance(entries, Mapping):
-            raise ValueError(f"{where} {_q(permission)}: must be an action or a table")
+            raise ValueError(f"{where} {quoted(permission)}: must be an action or a table")
         for pattern, action in entries.items():
             if action not in _ACTIONS:
                 raise ValueError(
-                    f"{where} {_q(permission)} {_q(str(pattern))}: action must be "
+                    f"{where} {quoted(permission)} {quoted(str(pattern))}: action must be "
                     f"'allow', 'deny' or 'ask', got {action!r}"
                 )
     return perms
-
-
-# --- messages --------------------------------------------------------------------
-
-
-def _suggestion(permission: str, subject: str | None) -> str | None:
-    """A command prefix the person may approve instead of one exact command line.
-
-    Only for commands, and only a prefix of the words that were shown (`npm test *`
-    for `npm test --watch`): never a wildcard that covers another program, and never
-    one for a command not understood (see `exact_only`).
-    """
-    if permission != "execute:command" or subject is None:
-        return None
-    pattern = suggest_pattern(permission, subject)
-    if pattern is None or pattern == subject or not pattern.endswith(" *"):
-        return None
-    return pattern
-
-
-def _what(d: Decision) -> str:
-    return _q(d.permission) + ("" if d.subject is None else f" for {_q(d.subject)}")
-
-
-def _details(d: Decision) -> dict[str, Any]:
-    return {"permission": d.permission, "subject": d.subject, "action": d.action, "rule": d.rule}
-
-
-def _denied_message(d: Decision, tool: str) -> str:
-    return (
-        f"Permission denied: {_what(d)} (tool {tool}) is denied by the rule {d.rule}. "
-        "Do not retry this call. If it should be allowed, the user can change that rule "
-        f"in {CONFIG_FILENAME} (the last matching rule wins)."
-    )
-
-
-def _no_asker_message(
-    pending: Sequence[Decision], section_user: str | None, existing: Any, tool: str
-) -> str:
-    first = pending[0]
-    permission = first.permission
-    subjects = [d.subject for d in pending]
-    what = _q(permission)
-    if subjects != [None]:
-        what += " for " + ", ".join(_q(s) for s in subjects if s is not None)
-    patterns = [suggest_pattern(permission, s) for s in subjects]
-    if any(p is not None and exact_only(p) and ("*" in p or "?" in p) for p in patterns):
-        # Rules read * and ? as wildcards: no rule names this subject alone.
-        return (
-            f"Permission needed: {what} (tool {tool}) requires the user's approval "
-            f"(rule: {first.rule}), and no one is available to approve it. No rule can "
-            "name it exactly (rules read * and ? as wildcards): only the user can approve "
-            "it, when asked (run local-tools where they can answer, e.g. the terminal or "
-            "the web console). Or write it so every word is spelled out: no $variables, "
-            "$(...), {a,b} braces, or patterns where an option could be."
-        )
-    if None in patterns:
-        value = _q("allow")
-    else:
-        # Merge into what the user already wrote: TOML forbids a second
-        # "perm" = ... line, and the new patterns must come last to win.
-        entries = {"*": existing} if isinstance(existing, str) else dict(existing or {})
-        for pattern in patterns:
-            entries.pop(pattern, None)
-            entries[pattern] = "allow"
-        value = _table(entries)
-    replacing = f" (in place of the existing {_q(permission)} entry)" if existing else ""
-    return (
-        f"Permission needed: {what} (tool {tool}) requires the user's approval "
-        f"(rule: {first.rule}), and no one is available to approve it. "
-        f"Add to {CONFIG_FILENAME}: {_section(section_user)} {_q(permission)} = {value}"
-        f"{replacing} — this is the user's decision; tell them, and do not edit the "
-        "config yourself."
-    )
 
 
 # --- the Python guide's module-level check ---------------------------------------

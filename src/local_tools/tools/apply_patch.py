@@ -32,7 +32,7 @@ from local_tools.core.errors import (
     StorageError,
     ToolError,
 )
-from local_tools.core.tool import Args, Hints, Output, omitted, tool
+from local_tools.core.tool import Args, Hints, tool
 from local_tools.editing.freshness import check_fresh, file_lock, forget, note_read
 from local_tools.editing.patch import (
     AddFile,
@@ -43,12 +43,8 @@ from local_tools.editing.patch import (
     parse_patch,
 )
 from local_tools.editing.textfile import MAX_EDIT_BYTES
-from local_tools.lsp.after_change import (
-    DIAGNOSTICS_DESCRIPTION,
-    DiagnosticsReport,
-    with_diagnostics,
-)
 from local_tools.tools._common import authorize_read, file_subjects, similar_paths
+from local_tools.tools._patch_output import ApplyPatchOutput, render_patch
 
 
 class ApplyPatchArgs(Args):
@@ -101,27 +97,25 @@ class _Change:
 _WORSE = {"exact": 0, "insert": 0, "trailing_whitespace": 1, "whitespace": 2}
 
 
-def _changes(args: ApplyPatchArgs, ctx: ToolContext) -> Sequence[str]:
-    """Every path the patch adds, changes, moves or deletes (checkpointed first)."""
+def _paths(args: ApplyPatchArgs, *, deleted: bool) -> list[str]:
+    """The paths the patch adds, changes or moves (and, with `deleted`, deletes)."""
     paths: list[str] = []
     for op in parse_patch(args.patch).ops:
-        paths.append(op.path)
+        if deleted or not isinstance(op, DeleteFile):
+            paths.append(op.path)
         if isinstance(op, UpdateFile) and op.move_to is not None:
             paths.append(op.move_to)
     return paths
 
 
+def _changes(args: ApplyPatchArgs, ctx: ToolContext) -> Sequence[str]:
+    """Every path the patch touches, deletions too (checkpointed first)."""
+    return _paths(args, deleted=True)
+
+
 def _subjects(args: ApplyPatchArgs, ctx: ToolContext) -> Sequence[str]:
     """write:file is checked on every path the patch adds, changes or moves."""
-    written: list[str] = []
-    for op in parse_patch(args.patch).ops:
-        if isinstance(op, AddFile):
-            written.append(op.path)
-        elif isinstance(op, UpdateFile):
-            written.append(op.path)
-            if op.move_to is not None:
-                written.append(op.move_to)
-    return [subject for path in written for subject in file_subjects(ctx, path)]
+    return [s for path in _paths(args, deleted=False) for s in file_subjects(ctx, path)]
 
 
 class _Planner:
@@ -449,33 +443,6 @@ def _entry(change: _Change) -> dict[str, Any]:
     return entry
 
 
-class PatchedFile(Output):
-    path: str = Field(description="The file (the source, for a move).")
-    action: str = Field(description='"add", "update", "delete" or "move".')
-    to: str = omitted(description="Moves: the destination.")
-    matched: str = omitted(description="How loosely the context matched, when not exactly.")
-
-
-class ApplyPatchOutput(Output):
-    files: list[PatchedFile] = Field(description="Every file the patch changed, in patch order.")
-    diff: str = Field(description="Unified diff of all the changes.")
-    diagnostics: DiagnosticsReport = omitted(description=DIAGNOSTICS_DESCRIPTION)
-
-
-_LETTERS = {"add": "A", "update": "M", "delete": "D", "move": "R"}
-
-
-def _render(output: dict[str, Any]) -> str:
-    files = output["files"]
-    rows = []
-    for f in files:
-        name = f"{f['path']} -> {f['to']}" if "to" in f else f["path"]
-        note = f"  (matched {f['matched']})" if "matched" in f else ""
-        rows.append(f"{_LETTERS[f['action']]} {name}{note}")
-    text = f"Applied patch to {len(files)} file(s):\n" + "\n".join(rows)
-    return with_diagnostics(text, output)
-
-
 @tool(
     "apply_patch",
     args=ApplyPatchArgs,
@@ -485,7 +452,7 @@ def _render(output: dict[str, Any]) -> str:
     toolset="files",
     subjects=_subjects,
     changes=_changes,
-    render=_render,
+    render=render_patch,
     output=ApplyPatchOutput,
 )
 async def apply_patch(args: ApplyPatchArgs, ctx: ToolContext) -> dict[str, Any]:
