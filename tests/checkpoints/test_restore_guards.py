@@ -19,6 +19,7 @@ import pytest
 
 from envelopes import err, ok
 from local_tools import Toolbox
+from local_tools.checkpoints import pinned
 from local_tools.checkpoints.restore import apply_plan, plan_restore
 from local_tools.checkpoints.retention import collect
 from local_tools.checkpoints.store import Checkpoints
@@ -76,6 +77,30 @@ def test_a_folder_swapped_for_a_link_during_the_ask_is_not_written_through(
     assert "changed during the restore" in why and "symlink" in why
     assert not (ws / ".git/hooks/pre-commit").exists()
     assert not (ws / "b/new.txt").exists()  # the rest of the plan was carried out
+
+
+def test_a_folder_swapped_between_the_check_and_the_write_is_not_written_through(
+    make_toolbox: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a process running beside the restore could win: the folder becomes a
+    link to .git/hooks after the step's last check, before its write."""
+    git_init(workspace)
+    ws = workspace
+    tb = make_toolbox()
+    ok(tb.run("write_file", {"path": "a/pre-commit", "content": "#!/bin/sh\necho x\n"}, **S))
+    ok(tb.run("write_file", {"path": "a/pre-commit", "content": "ok\n", "overwrite": True}, **S))
+    real_parent = pinned.pinned_parent
+
+    def swap_then_open(root: Path, rel: str, *, make: bool) -> Any:
+        os.rename(ws / "a", ws / "a.old")  # after every check of the step: the race
+        os.symlink(".git/hooks", ws / "a")
+        return real_parent(root, rel, make=make)
+
+    monkeypatch.setattr(pinned, "pinned_parent", swap_then_open)
+    out = ok(tb.run("restore", {"checkpoint": ids(tb, **S)[1]}, **S))
+    assert "a folder above it is not a folder now" in out["failed"][str(ws / "a/pre-commit")]
+    assert not (ws / ".git/hooks/pre-commit").exists()
+    assert (ws / "a.old/pre-commit").read_text() == "ok\n"
 
 
 def test_a_file_changed_during_the_ask_is_left_as_it_is(make_toolbox: Any, workspace: Path) -> None:

@@ -10,6 +10,7 @@ writable root) and is atomic: a file is its old content or its new one, never ha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -18,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from local_tools.checkpoints import pinned
 from local_tools.checkpoints.diffs import blob_sizes
 from local_tools.checkpoints.entries import ABSENT, DIR, EXEC, LINK, Entry
 from local_tools.checkpoints.gitstore import blob_id
@@ -256,7 +258,7 @@ def _prune_emptied(cps: Checkpoints, deletes: list[Step]) -> None:
 
 
 def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
-    jail, path, target = cps.jail, str(step.path), step.target
+    target = step.target
     # The plan may be minutes old (the person answered its asks): a folder above made a
     # symlink since, or the file changed, and this step must not touch it. (A folder
     # the plan saw may be gone: this restore's deletions emptied and pruned it.)
@@ -265,6 +267,34 @@ def _apply(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
     now = current_entry(step.path)
     if now != step.current and not (step.current.mode == DIR and not now.exists):
         raise ToolError(f"{CHANGED_DURING}: now {now.kind}")
+    if not pinned.supported():
+        _apply_through_jail(cps, step, blobs)
+        return
+    if target.exists and now.mode == LINK:
+        # As the jail does: a link is replaced only when it points somewhere writable.
+        cps.jail.resolve(str(step.path), write=True)
+    try:
+        parent = pinned.pinned_parent(step.root, step.rel, make=target.exists)
+    except FileNotFoundError:
+        if not target.exists:
+            return  # its folder is gone already: nothing left to delete
+        raise
+    with contextlib.closing(parent):
+        name = step.rel.rsplit("/", 1)[-1]
+        if not target.exists:
+            pinned.remove(parent, name)
+        elif target.mode == DIR:
+            pinned.make_folder(parent, name)
+        elif target.mode == LINK:
+            pinned.write_link(parent, name, os.fsdecode(blobs[target.sha]))
+        else:
+            mode = 0o755 if target.mode == EXEC else 0o644
+            pinned.write_file(parent, name, blobs[target.sha], mode, str(step.path))
+
+
+def _apply_through_jail(cps: Checkpoints, step: Step, blobs: dict[str, bytes]) -> None:
+    """Where folders cannot be opened one by one (Windows): the jail, after the check."""
+    jail, path, target = cps.jail, str(step.path), step.target
     if not target.exists:
         jail.delete(path, recursive=False)
     elif target.mode == DIR:
