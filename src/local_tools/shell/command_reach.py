@@ -26,6 +26,7 @@ __all__ = [
     "hidden_paths",
     "protected_existing",
     "protected_for",
+    "read_only_by_default",
     "secret_files",
     "secret_search_note",
     "trusted_paths",
@@ -83,11 +84,18 @@ def approved_by_person(ctx: ToolContext, subjects: list[str]) -> bool:
     always" answer, or a rule of their config. False when the built-in read-only rules
     allowed any part: `make test; grep -r KEY .` must not show `grep` the `.env` files
     that `make test` may see."""
-    for subject in subjects:
-        decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
-        if decision.action == "allow" and decision.rule.endswith("(default)"):
-            return False
-    return bool(subjects)
+    return bool(subjects) and not any(_read_only_by_default(ctx, s) for s in subjects)
+
+
+def read_only_by_default(ctx: ToolContext, subjects: list[str]) -> bool:
+    """Whether every part of this command is one the built-in rules allow as read-only
+    (ls, cat, git status, ...): such a command changes no file."""
+    return all(_read_only_by_default(ctx, s) for s in subjects)
+
+
+def _read_only_by_default(ctx: ToolContext, subject: str) -> bool:
+    decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
+    return decision.action == "allow" and decision.rule.endswith("(default)")
 
 
 def secret_files(ctx: ToolContext) -> list[Path]:

@@ -53,11 +53,6 @@ def path_changes(args: Any, ctx: ToolContext) -> Sequence[str]:
     return (args.path,)
 
 
-def transfer_changes(args: Any, ctx: ToolContext) -> Sequence[str]:
-    """A move changes both ends; a copy only its destination."""
-    return (args.source, args.destination) if ctx.tool == "file_move" else (args.destination,)
-
-
 async def authorize_read(ctx: ToolContext, path: str, doing: str) -> None:
     """`read:file` on `path`, for a tool that declares only `write:file` but shows what it
     read (an edit's diff, the closest block of a failed match): otherwise an edit of

@@ -26,6 +26,7 @@ from local_tools.shell.command_reach import (
     hidden_paths,
     protected_existing,
     protected_for,
+    read_only_by_default,
     secret_files,
     secret_search_note,
     trusted_paths,
@@ -113,11 +114,7 @@ def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
 def _changes(args: ExecArgs, ctx: ToolContext) -> str | None:
     """Every writable root, unless each part of the command is one the built-in rules
     allow as read-only (ls, cat, git status, ...): those are not checkpointed."""
-    for subject in _subjects(args, ctx):
-        decision = ctx.policy.evaluate(ctx.user_id, "execute:command", subject)
-        if decision.action != "allow" or not decision.rule.endswith("(default)"):
-            return CHANGES_ROOTS
-    return None
+    return None if read_only_by_default(ctx, _subjects(args, ctx)) else CHANGES_ROOTS
 
 
 def _git_reach(scan: RepositoryScan, roots: list[Path]) -> str | None:

@@ -9,7 +9,6 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, tool
 from local_tools.security.jail import MAX_COPY_BYTES, MAX_COPY_ENTRIES
-from local_tools.tools._common import transfer_changes
 from local_tools.tools.file_move import transfer, transfer_subjects
 
 
@@ -53,7 +52,7 @@ def _render(output: dict[str, Any]) -> str:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=transfer_subjects,
-    changes=transfer_changes,
+    changes=lambda args, ctx: (args.destination,),
     render=_render,
     output=FileCopyOutput,
 )

@@ -16,7 +16,7 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import AlreadyExists, InvalidInput
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.tools._common import file_subjects, shown_path, transfer_changes
+from local_tools.tools._common import file_subjects, shown_path
 
 T = TypeVar("T")
 
@@ -119,7 +119,7 @@ def _render(output: dict[str, Any]) -> str:
     hints=Hints(destructive=True),
     toolset="files",
     subjects=transfer_subjects,
-    changes=transfer_changes,
+    changes=lambda args, ctx: (args.source, args.destination),  # both ends
     render=_render,
     output=FileMoveOutput,
 )
