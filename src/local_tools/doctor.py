@@ -97,6 +97,24 @@ def _checkpoints(tb: Toolbox) -> str:
     return f"on (git; commands: {watching}; kept {conf.keep_days:g} days in {where})"
 
 
+def _models(tb: Toolbox) -> list[tuple[str, str]]:
+    """Each configured model (task, compact) and whether its key's variable is set; never
+    the key."""
+    from local_tools.interact.terminal import safe_text
+
+    models = tb.config.models
+    if not models:
+        return [("models", "none configured: task and compact are not listed ([models.NAME])")]
+    rows = []
+    for name, m in models.items():
+        where = m.base_url or f"the {m.api} API"
+        key = m.api_key_env or ("" if m.base_url else f"{m.api.upper()}_API_KEY")
+        if key:
+            where += f", key {key} {'set' if os.environ.get(key) else 'NOT SET'}"
+        rows.append((f"model {name}", safe_text(f"{m.api} {m.model} at {where}")))
+    return rows
+
+
 def _distribution_version(name: str) -> str:
     """ " (basedpyright 1.31.0)" when a Python package of that name is installed: cheap,
     unlike running a server's --version."""
@@ -137,6 +155,7 @@ def diagnose(tb: Toolbox) -> list[tuple[str, str]]:
         *_extras(),
         *_language_servers(tb),
         ("checkpoints", _checkpoints(tb)),
+        *_models(tb),
         ("tools", f"{len(tb.tools())} enabled"),
         *_custom_tools(tb),
         *_trust(tb),

@@ -111,6 +111,8 @@ class Toolbox:
             plugin_trust = stored_trust(self.workspace, self.state_dir)  # another folder
         self.registry = _build_registry(tools, self.workspace if plugins else None, plugin_trust)
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
+        if not self.config.models:  # task and compact call a model the user configures
+            self.registry.set_unlisted("models", "no [models.NAME] is configured")
         self.profile = self._profile(profile)
         self.audit = AuditLog(self.state_dir / "audit.sqlite") if audit else None
         # Where calls with no person at their own door wait for the web console.

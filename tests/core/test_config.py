@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -397,10 +398,11 @@ def test_init_template_shows_every_section_and_is_commented() -> None:
     text = default_config_toml()
     parsed = tomllib.loads(text)
     sections = {"workspace", "permissions", "sandbox", "network", "browser", "limits", "toolsets"}
-    sections |= {"lsp", "checkpoints", "http", "knowledge", "review", "deploy"}
+    sections |= {"lsp", "checkpoints", "http", "knowledge", "review", "deploy", "task", "compact"}
     assert set(parsed) == sections
-    assert set(parsed) == set(Config.model_fields) - {"users", "profiles"}
+    assert set(parsed) == set(Config.model_fields) - {"users", "profiles", "models"}
     assert "[users.alice.permissions]" in text  # shown as a commented example
+    assert "[models.local]" in text
     assert "[profiles.frontend]" in text
     assert text.count("#") > 20
 
@@ -408,14 +410,21 @@ def test_init_template_shows_every_section_and_is_commented() -> None:
 def test_init_template_examples_are_valid_when_uncommented(ws: Path) -> None:
     # The commented examples must work if a user simply removes the "# ".
     lines = []
+    in_table = False  # inside a commented example table: its commented keys too
     for line in default_config_toml().splitlines():
         stripped = line.removeprefix("# ")
-        if stripped.startswith(('"', "[users", "[profiles", "tools =")) or stripped.startswith(
-            "root ="
-        ):
+        in_table = stripped.startswith(("[models.", "[task.agents.")) or (
+            in_table
+            and line.startswith("# ")
+            and (re.match(r"\w+ = ", stripped) is not None or stripped.lstrip().startswith("#"))
+        )
+        if in_table or stripped.startswith(('"', "[users", "[profiles", "tools =", "root =")):
             lines.append(stripped.split("  #")[0])
         else:
             lines.append(line)
     config = load_config(tomllib.loads("\n".join(lines)), ws)
+    assert config.models["local"].base_url == "http://127.0.0.1:11434/v1"
+    assert config.models["local"].encoding == "o200k_base"  # the table's last key
+    assert config.task.agents["reviewer"].tools == ["read_file", "grep", "glob", "lsp"]
     assert config.permissions["execute:command"]["rm -rf *"] == "deny"  # type: ignore[index]
     assert config.users["alice"].permissions == {"execute:command": "deny"}

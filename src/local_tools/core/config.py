@@ -63,6 +63,7 @@ from local_tools.core.config_engines import (
     PositiveInt,
 )
 from local_tools.core.config_errors import ACTION_TAG, TABLE_TAG, describe
+from local_tools.core.config_models import CompactConfig, ModelConfig, TaskConfig
 from local_tools.core.profiles import DEFAULT_PROFILE, UnknownProfile, resolve_profile
 from local_tools.core.trust import Trust
 
@@ -279,6 +280,9 @@ class Config(_Section):
     profiles: dict[Name, ProfileConfig] = Field(default_factory=dict)
     lsp: LspConfig = Field(default_factory=LspConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    models: dict[Name, ModelConfig] = Field(default_factory=dict)
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    compact: CompactConfig = Field(default_factory=CompactConfig)
 
     @model_validator(mode="after")
     def _profile_known(self) -> Config:
@@ -292,6 +296,16 @@ class Config(_Section):
             resolve_profile(self.toolsets.profile, entries)
         except UnknownProfile as exc:
             raise ValueError(f"toolsets.profile: {exc}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _models_known(self) -> Config:
+        named = [("task.model", self.task.model), ("compact.model", self.compact.model)]
+        named += [(f"task.agents.{a}.model", c.model) for a, c in self.task.agents.items()]
+        for key, model in named:
+            if model and model not in self.models:
+                known = ", ".join(sorted(self.models)) or "none is configured"
+                raise ValueError(f"{key}: no [models.{model}] table ({known})")
         return self
 
     def profile_entries(self) -> dict[str, list[str]]:

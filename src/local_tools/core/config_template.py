@@ -91,7 +91,8 @@ max_processes = 8             # commands running at once, background ones includ
 enabled = ["*"]               # or names: files, search, shell, web, agent, memory, ...
 disabled = []                 # toolsets to leave out even when enabled matches
 profile = "core"              # what is listed to a model: core, full, browser, knowledge,
-#                             # review, web, system, checkpoints, a [profiles] name, or
+#                             # review, web, system, checkpoints, models, a [profiles]
+#                             # name, or
 #                             # several: "core,browser";
 #                             # every enabled tool stays callable, find_tools loads more
 
@@ -128,6 +129,39 @@ max_open_documents = 64       # per server; the least recently used is closed pa
 # env = { ZLS_LOG = "error" }
 # init_options = {}
 # settings = {}               # answered to its workspace/configuration requests
+
+# task (subagents) and compact call a model you configure; without one they are not
+# listed. The key is read from the named environment variable at call time, never stored.
+#
+# [models.local]              # Ollama, vLLM, LM Studio: OpenAI-compatible servers
+# api = "openai"              # "openai" (Chat Completions) or "anthropic" (Messages)
+# model = "qwen2.5-coder:7b"
+# base_url = "http://127.0.0.1:11434/v1"   # a local address named here is allowed
+# api_key_env = ""            # the variable holding the key; "": OPENAI_API_KEY /
+#                             # ANTHROPIC_API_KEY for the provider's own endpoint, no key
+#                             # for a base_url server
+# max_tokens = 4096           # per reply
+# timeout = 120               # seconds per request
+# max_retries = 2             # 429 and 5xx, honouring Retry-After
+# stream = true
+# context_tokens = 128000
+# encoding = "o200k_base"     # or cl100k_base: how tokens are counted
+#
+[task]                        # subagents
+model = ""                    # a [models] name; "": the first [models] table
+max_steps = 40                # model turns per task
+max_tokens = 400000           # input + output tokens per task
+max_seconds = 900             # wall time per task
+max_concurrent = 4            # tasks at once, background ones included
+max_depth = 1                 # 1: a subagent cannot start subagents
+# [task.agents.reviewer]      # an agent of your own: the tools it may call, its prompt
+# description = "Reviews a change for bugs"
+# tools = ["read_file", "grep", "glob", "lsp"]   # toolsets, tools, globs, profiles
+# prompt = "Review the change you are pointed at; report bugs with file:line."
+
+[compact]
+model = ""                    # "": [task] model
+keep_recent_outputs = 3       # the newest tool outputs kept whole
 
 [http]                        # `local-tools serve http` (the openlink extension, the console)
 # Browser origins allowed to call it besides its own console page; * matches any text.

@@ -35,6 +35,9 @@ EXTRAS: dict[str, Extra] = {
         # Listed although nothing imports it: it brings basedpyright's language server
         # (its own Node inside), which doctor's language servers rows then find.
         Extra("lsp", "basedpyright", "basedpyright", "Python diagnostics and the lsp tool"),
+        # Both SDKs come together; openai stands for the pair (anthropic is checked by
+        # the client that needs it).
+        Extra("models", "openai", "openai", "task and compact (a model you configure)"),
     )
 }
 

@@ -52,6 +52,7 @@ BUILTIN_PROFILES: dict[str, tuple[str, ...]] = {
     "web": ("web",),
     "system": ("system",),
     "checkpoints": ("checkpoints",),
+    "models": ("models",),
 }  # fmt: skip
 
 # Listed in every profile: how a model finds and reaches the rest.
@@ -182,7 +183,7 @@ def listed_tools(
     (a model is not offered what it can never use)."""
     loaded: set[str] = session.get(_LOADED, set())
     listed = []
-    for tool in registry.enabled():
+    for tool in registry.listable():
         if tool.name == "invalid":
             continue
         custom = registry.source(tool.name) != "builtin"

@@ -100,6 +100,8 @@ class Registry:
         self._enabled: list[str] = ["*"]
         self._disabled: list[str] = []
         self._enabled_cache: dict[str, bool] = {}
+        # toolset -> why its tools are not listed (still callable: they say so themselves)
+        self._unlisted: dict[str, str] = {}
         self._failures: list[PluginFailure] = []
         # casefolded name -> (the name as declared, its failure)
         self._failed: dict[str, tuple[str, PluginFailure]] = {}
@@ -277,6 +279,15 @@ class Registry:
 
     def enabled(self) -> list[Tool]:
         return [t for t in self._tools.values() if self.is_enabled(t)]
+
+    def set_unlisted(self, toolset: str, reason: str) -> None:
+        """Keep `toolset`'s tools out of listings and the finder (they cannot work here:
+        no model configured); a call by name still reaches them, and they say why."""
+        self._unlisted[toolset] = reason
+
+    def listable(self) -> list[Tool]:
+        """The enabled tools that may be offered to a model."""
+        return [t for t in self.enabled() if t.toolset not in self._unlisted]
 
     def all(self) -> list[Tool]:
         return list(self._tools.values())

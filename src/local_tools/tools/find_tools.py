@@ -79,7 +79,7 @@ def find_tools(args: FindToolsArgs, ctx: ToolContext) -> dict[str, Any]:
     listed = {t.name for t in listed_tools(*_listing(ctx))}
     candidates = [
         t
-        for t in runner.registry.enabled()
+        for t in runner.registry.listable()
         if t.name not in ("invalid", *ALWAYS_LISTED)
         and (t.permission is None or not ctx.policy.denies_all(ctx.user_id, t.permission))
     ]
