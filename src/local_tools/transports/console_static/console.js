@@ -9,12 +9,17 @@
 
 (() => {
   const API = "/console/api/";
-  const MAX_CALLS = 200;
+  const MAX_CALLS = 200; // top-level rows kept, each with the calls it made
+  const MAX_ROWS = 2000; // rows at every depth: a task's hundreds of calls stay bounded
+  const WAIT_MS = 3000; // how long a call waits hidden for the call that made it
   const RECONNECT_MS = 3000;
 
   const $ = (id) => document.getElementById(id);
   const cards = new Map(); // pending request id -> its card element
-  const callIds = new Set();
+  const callIds = new Set(); // audit row ids shown, at every depth
+  const byCallId = new Map(); // call_id -> its row (never an answer's): where its calls go
+  const awaiting = new Map(); // parent call_id -> rows that came before it
+  const parts = new WeakMap(); // row -> { kids: its nested list, count: its "N calls" }
   let filterWords = [];
   let source = null;
   let retryTimer = null;
@@ -141,7 +146,10 @@
     ws.title = `workspace: ${visible(state.workspace || "")}`;
     $("calls").replaceChildren();
     callIds.clear();
-    addCalls(state.calls || []);
+    byCallId.clear();
+    awaiting.clear();
+    // The whole recent log at once: a call whose maker is not in it shows at once.
+    addCalls(state.calls || [], 0);
     applyPending(state);
     renderTodos(state.todos || []);
     changes().schedule(0); // (re)connected: calls may have changed files meanwhile
@@ -658,9 +666,20 @@
     } catch (_) {
       pretty = String(call.args);
     }
+    const callId = String(call.call_id ?? "");
+    const last = Number(callId.slice(callId.lastIndexOf(".") + 1));
+    const kids = el("ol", { class: "calls nested", "aria-label": "calls it made" });
+    const count = el("span", { class: "kids", hidden: true });
     const row = el(
       "li",
-      { class: `call ${ok ? "ok" : "err"}${isAnswer ? " answer" : ""}`, "data-search": search, "data-id": call.id },
+      {
+        class: `call ${ok ? "ok" : "err"}${isAnswer ? " answer" : ""}`,
+        "data-search": search,
+        "data-id": call.id,
+        "data-call-id": callId,
+        // Its place among its maker's calls: "a.7" is the 7th call "a" made.
+        "data-n": Number.isSafeInteger(last) ? last : Number.MAX_SAFE_INTEGER,
+      },
       el(
         "details",
         {},
@@ -674,6 +693,7 @@
           el(
             "span",
             { class: "meta" },
+            count,
             call.transport ? el("span", { class: "via", title: "came through" }, visible(call.transport)) : null,
             el("span", { class: "dur" }, duration(call.duration_ms)),
             timeEl(call.ts),
@@ -690,31 +710,105 @@
             el("dt", {}, "Through"),
             el("dd", {}, visible(call.transport || "?")),
             el("dt", {}, "Call id"),
-            el("dd", {}, el("code", {}, visible(call.call_id))),
+            el("dd", {}, el("code", {}, visible(callId))),
             el("dt", {}, "At"),
             el("dd", {}, new Date(call.ts * 1000).toLocaleString()),
           ),
+          kids,
           el("pre", { class: "json" }, visible(pretty)),
         ),
       ),
     );
-    row.hidden = !matches(row);
+    parts.set(row, { kids, count });
     return row;
   }
 
-  function addCalls(calls) {
+  // A call made by a call (a batch's, a task's) has the id "<maker's id>.N": "a.b.c"
+  // was made by "a.b". Top-level ids have no ".".
+  function makerOf(callId) {
+    const cut = callId.lastIndexOf(".");
+    return cut > 0 ? callId.slice(0, cut) : null;
+  }
+
+  // Among its maker's calls in order: by N, a call before the answer given during it.
+  function after(a, b) {
+    const key = (r) => [Number(r.dataset.n), r.classList.contains("answer") ? 1 : 0, Number(r.dataset.id)];
+    const [x, y] = [key(a), key(b)];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i] > y[i];
+    return false;
+  }
+
+  function nest(maker, row) {
+    row.classList.remove("waiting");
+    const { kids, count } = parts.get(maker);
+    let before = null; // calls mostly come in order: look from the end
+    for (let c = kids.lastElementChild; c && after(c, row); c = c.previousElementSibling) before = c;
+    kids.insertBefore(row, before);
+    const n = kids.querySelectorAll(":scope > .call:not(.answer)").length;
+    count.textContent = n === 1 ? "1 call" : `${n} calls`;
+    count.hidden = n === 0;
+  }
+
+  // A call goes under its maker. One that ends before its maker (a batch's, a foreground
+  // task's: a call is logged when it ends) waits at the top, hidden for `wait` ms, then
+  // shown there until its maker comes; a maker older than the list never does.
+  function place(row, waiting) {
+    const callId = row.dataset.callId;
+    const up = makerOf(callId);
+    const maker = up === null ? undefined : byCallId.get(up);
+    if (maker) {
+      nest(maker, row);
+    } else {
+      $("calls").prepend(row);
+      if (up !== null) {
+        row.classList.add("waiting");
+        waiting.push(row);
+        if (!awaiting.has(up)) awaiting.set(up, []);
+        awaiting.get(up).push(row);
+      }
+    }
+    if (row.classList.contains("answer") || !callId || byCallId.has(callId)) return;
+    byCallId.set(callId, row);
+    for (const kid of awaiting.get(callId) || []) nest(row, kid);
+    awaiting.delete(callId);
+  }
+
+  function forget(row) {
+    for (const r of [row, ...row.querySelectorAll(".call")]) {
+      callIds.delete(Number(r.dataset.id));
+      const callId = r.dataset.callId;
+      if (byCallId.get(callId) === r) byCallId.delete(callId);
+      const up = makerOf(callId);
+      const rows = up === null ? null : awaiting.get(up);
+      if (rows && rows.includes(r)) {
+        rows.splice(rows.indexOf(r), 1);
+        if (!rows.length) awaiting.delete(up);
+      }
+    }
+    row.remove();
+  }
+
+  function addCalls(calls, wait = WAIT_MS) {
     const list = $("calls");
+    const waiting = [];
     // `calls` is newest first; insert the oldest first so the newest ends on top.
     for (const call of [...calls].reverse()) {
       if (callIds.has(call.id) || changes().ownLook(call)) continue;
       callIds.add(call.id);
-      list.prepend(callRow(call));
+      place(callRow(call), waiting);
     }
-    while (list.children.length > MAX_CALLS) {
-      callIds.delete(Number(list.lastElementChild.dataset.id));
-      list.lastElementChild.remove();
+    // The oldest top-level rows go, with every call they made.
+    while (list.children.length > 1 && (list.children.length > MAX_CALLS || callIds.size > MAX_ROWS)) {
+      forget(list.lastElementChild);
     }
-    updateCallCounts();
+    const show = () => {
+      waiting.forEach((r) => r.classList.remove("waiting"));
+      updateCallCounts();
+    };
+    if (waiting.length && wait > 0) setTimeout(show, wait);
+    else waiting.forEach((r) => r.classList.remove("waiting"));
+    if (filterWords.length) refilter();
+    else updateCallCounts();
   }
 
   function matches(row) {
@@ -724,12 +818,39 @@
 
   function applyFilter() {
     filterWords = $("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
-    for (const row of $("calls").children) row.hidden = !matches(row);
+    refilter();
+  }
+
+  function refilter() {
+    for (const row of $("calls").children) filterRow(row, false);
     updateCallCounts();
   }
 
+  // A row shows when it matches, when the row that made it matches (its calls are its
+  // context), or when a call it made matches: then it opens to show that call, once
+  // (a person who closes it again is not overruled), and closes when the filter moves on.
+  function filterRow(row, shown) {
+    const self = matches(row);
+    let kidMatches = false;
+    for (const kid of parts.get(row).kids.children) {
+      if (filterRow(kid, shown || self)) kidMatches = true;
+    }
+    row.hidden = !(shown || self || kidMatches);
+    const details = row.firstElementChild;
+    if (filterWords.length && kidMatches && !self && !shown) {
+      if (!row.dataset.opened && !details.open) {
+        details.open = true;
+        row.dataset.opened = "filter";
+      }
+    } else if (row.dataset.opened) {
+      details.open = false;
+      delete row.dataset.opened;
+    }
+    return self || kidMatches;
+  }
+
   function updateCallCounts() {
-    const rows = [...$("calls").children];
+    const rows = [...$("calls").children].filter((r) => !r.classList.contains("waiting"));
     const shown = rows.filter((r) => !r.hidden).length;
     $("calls-empty").hidden = rows.length > 0;
     $("calls-none-match").hidden = rows.length === 0 || shown > 0;
