@@ -51,7 +51,10 @@ PROMPT = "/prompt"
 # Issue #21's budgets, and the figures it started from.
 MAX_DESCRIPTION = 1_024  # OpenAI's cap on a function description
 MAX_DEFAULT_MCP = 24_000
-MAX_ALL_MCP = 61_800  # 60,000 (#21) plus the three checkpoint tools (#24)
+# 60,000 (#21) plus the three checkpoint tools (#24), plus task and compact (#25)
+MAX_ALL_MCP = 65_000
+# task and compact are listed only once a model is configured: one is (never called).
+WITH_MODEL = {"models": {"local": {"model": "m", "base_url": "http://127.0.0.1:11434/v1"}}}
 MAX_DEFAULT_PROMPT = 12_130  # openlink's own /prompt
 BEFORE_ALL_MCP = 69_150
 BEFORE_PROMPT = 51_405  # /prompt, every tool listed
@@ -191,7 +194,7 @@ def main() -> None:
             count = Counter()
             state = Path(tmp) / "state"
             boxes = {
-                p: Toolbox(ws, state_dir=state, audit=False, plugins=False, profile=p)
+                p: Toolbox(ws, WITH_MODEL, state_dir=state, audit=False, plugins=False, profile=p)
                 for p in PROFILES
             }
             try:

@@ -108,3 +108,20 @@ def test_doctor_lists_every_extra(blocked: set[str], tmp_path: Path) -> None:
             assert status.startswith(f"not installed: pip install 'local-tools[{name}]'")
         else:
             assert status.startswith("installed (")
+
+
+@pytest.mark.parametrize(("blocked", "api"), [({"openai"}, "openai"), ({"anthropic"}, "anthropic")])
+def test_model_tools_without_the_sdks_name_the_extra(
+    blocked: set[str], api: str, tmp_path: Path
+) -> None:
+    # No server is needed: the missing SDK is found before any request.
+    config = {"models": {"m": {"api": api, "model": "x", "base_url": "http://127.0.0.1:9/v1"}}}
+    args = {"description": "look around", "prompt": "what is here?"}
+    result = _run_without(blocked, tmp_path, config, "task", args)
+    error = _error(result["envelope"])
+    assert error["error_code"] == "EXECUTION_ERROR", error
+    assert "pip install 'local-tools[models]'" in error["message"]
+    doctor = result["doctor"]
+    assert isinstance(doctor, dict)
+    if api == "openai":
+        assert doctor["extra [models]"].startswith("not installed: pip install")

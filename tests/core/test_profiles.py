@@ -47,8 +47,29 @@ def test_the_default_is_core_and_full_lists_every_enabled_tool(tb: Toolbox) -> N
     assert tb.profile.name == "core"
     assert names(tb) == CORE
     every = names(tb, profile="full")
-    assert every == {t.name for t in tb.registry.enabled()} - {"invalid"}
+    # task and compact need a model: with none configured they are not listed
+    assert every == {t.name for t in tb.registry.enabled()} - {"invalid", "task", "compact"}
     assert len(every) == 79 and every >= BROWSER
+
+
+def test_the_model_tools_are_listed_once_a_model_is_configured(
+    make_toolbox: Any, tb: Toolbox
+) -> None:
+    assert not {"task", "compact"} & names(tb, profile="full")
+    assert "task" not in {
+        t["name"] for t in ok(tb.run("find_tools", {"query": "subagent"}))["tools"]
+    }
+    # still callable by name: the tool says what is missing and how to add it
+    message = err(tb.run("task", {"description": "look", "prompt": "find it"}), "EXECUTION_ERROR")
+    assert "[models." in message
+    configured = make_toolbox(
+        {"models": {"local": {"model": "m", "base_url": "http://127.0.0.1:9/v1"}}}
+    )
+    assert {"task", "compact"} <= names(configured, profile="full")
+    assert names(configured, profile="models") == {"task", "compact", "find_tools", "call_tool"}
+    assert names(configured) == CORE  # not in the default listing: find_tools finds them
+    found = ok(configured.run("find_tools", {"query": "delegate to a subagent"}))
+    assert "task" in {t["name"] for t in found["tools"]}
 
 
 def test_an_unlisted_tool_is_callable_by_name(tb: Toolbox, workspace: Path) -> None:
@@ -92,7 +113,9 @@ def test_a_profile_from_config(make_toolbox: Any) -> None:
 
 def test_unknown_and_circular_profiles_are_config_errors(make_toolbox: Any) -> None:
     with pytest.raises(
-        ConfigError, match="unknown profile 'nope'; known profiles: browser, checkpoints, core"
+        ConfigError,
+        match="unknown profile 'nope'; known profiles: browser, checkpoints, core, full, "
+        "knowledge, models",
     ):
         make_toolbox(profile="nope")
     with pytest.raises(ConfigError, match=r"toolsets\.profile: unknown profile 'missing'"):

@@ -23,8 +23,9 @@ from local_tools.transports.schemas import to_mcp
 MAX_DESCRIPTION = 1024  # OpenAI's cap on a function description
 MAX_SUMMARY = 200  # the first paragraph: the short form in /prompt and the tool finder
 MAX_PARAMETER_DESCRIPTION = 200  # one or two lines
-# Every built-in tool together (issue #21: 60,000), plus the checkpoint tools (#24).
-MAX_ALL_TOOLS = 61_800
+# Every built-in tool together (issue #21: 60,000), plus the checkpoint tools (#24), plus
+# task and compact (#25: listed only once a model is configured).
+MAX_ALL_TOOLS = 65_000
 MAX_DEFAULT_PROFILE = 24_000  # what every door lists by default (the core profile)
 MAX_PROMPT = 12_130  # openlink's /prompt for the default profile: openlink's own size
 

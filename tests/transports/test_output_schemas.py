@@ -315,6 +315,21 @@ def test_sample_call_matches_its_output_schema(
         out = structured(_web_toolbox(make_toolbox, web), name, _web_sample(web, name))
         assert out.get("status_code", 200) == 200 and out.get("results", [1])
         return
+    if name == "task":  # a scripted model on loopback answers (tests/model_server.py)
+        from model_server import ScriptedModel, hang, model_config, text, tool_call
+
+        with ScriptedModel() as srv:
+            srv.script(tool_call("read_file", {"path": "a.txt"}), text("a.txt has 3 lines"))
+            tb = make_toolbox({**ALLOW, **model_config(srv)})
+            out = structured(tb, name, SAMPLES[name])
+            assert out["answer"] == "a.txt has 3 lines" and out["status"] == "done"
+            srv.script(hang(30))
+            started = structured(tb, name, {**SAMPLES[name], "background": True})
+            assert started["status"] == "running"
+            killed = structured(tb, "process_kill", {"process_id": started["process_id"]})
+            assert killed["killed"] is True
+            structured(tb, "process_list", {})
+        return
     if name == "write_file":
         (workspace / "a.txt").unlink()  # the sample creates it
     if name == "lsp":  # a real basedpyright (the dev extra); each shape of its output

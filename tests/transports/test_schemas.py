@@ -115,6 +115,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "todo_read": {},
     "skill": {"skill": ""},
+    "task": {"description": "find the bug", "prompt": "Read src/app.py and say what fails."},
+    "compact": {"messages": '[{"role": "user", "content": "hi"}]', "budget": 1000},
     "save_memory": {
         "kind": "insight",
         "content": "WAL lets readers run during writes",

@@ -1,5 +1,9 @@
 """The commands of one Toolbox: background ones to poll, drive and kill; none outlives us.
 
+It also holds the toolbox's background subagent tasks (`adopt`), so one place lists,
+polls and kills both; a task's process_id is its task_id (one id to poll, kill and
+resume it by, and one that cannot collide with the p1, p2 ... of commands).
+
 Each process belongs to the user who started it: another user's process_id is
 NOT_FOUND, as if it did not exist. At most `max_live` run at once; the 30 newest
 finished ones stay readable. Closing the manager (the Toolbox closes it) or the
@@ -15,12 +19,14 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from local_tools.core.errors import ExecutionError, NotFound
+from local_tools.shell.capture import StreamCapture
 from local_tools.shell.process import RunningCommand
 from local_tools.shell.tree_kill import sweep_cgroups
 
-__all__ = ["ManagedProcess", "ProcessManager"]
+__all__ = ["Adopted", "AdoptedProcess", "Listed", "ManagedProcess", "ProcessManager"]
 
 KEEP_FINISHED = 30
 
@@ -33,12 +39,47 @@ class ManagedProcess:
     background: bool
 
 
+class Adopted(Protocol):
+    """What the process tools read of something that is not a command (a background
+    subagent task): the parts of RunningCommand they use."""
+
+    command: str
+    pid: int  # 0: no process of its own
+    started_at: float
+    ended_at: float | None
+    exit_code: int | None
+    killed_by: str | None
+    stdout: StreamCapture
+    stderr: StreamCapture
+
+    @property
+    def running(self) -> bool: ...
+
+    def kill(self, reason: str) -> None: ...
+
+    def wait(self, timeout: float | None) -> bool: ...
+
+    async def wait_async(self, timeout: float | None) -> bool: ...
+
+
+@dataclass
+class AdoptedProcess:
+    process_id: str
+    owner: str
+    command: Adopted
+    background: bool = True
+
+
+Listed = ManagedProcess | AdoptedProcess
+
+
 class ProcessManager:
     def __init__(self, spill_dir: Path, *, max_live: int = 8) -> None:
         self.spill_dir = spill_dir
         self.max_live = max_live
         self._lock = threading.Lock()
         self._procs: dict[str, ManagedProcess] = {}
+        self._adopted: dict[str, AdoptedProcess] = {}
         self._ids = itertools.count(1)
         self._closed = False
         # Run on every get/list (the process_* tools): returns a note, fed to the
@@ -86,6 +127,21 @@ class ProcessManager:
             self._forget_old()
             return proc
 
+    def _all(self) -> list[Listed]:
+        return [*self._procs.values(), *self._adopted.values()]
+
+    def adopt(self, process_id: str, owner: str, entry: Adopted) -> AdoptedProcess:
+        """List, poll and kill `entry` (a background task) with the processes."""
+        with self._lock:
+            if self._closed:
+                raise ExecutionError("The toolbox is closing; nothing new starts.")
+            adopted = AdoptedProcess(process_id, owner, entry)
+            self._adopted[process_id] = adopted
+            finished = [a for a in self._adopted.values() if not a.command.running]
+            for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+                del self._adopted[old.process_id]
+            return adopted
+
     def checked(self) -> str | None:
         """Run `on_access`; its note goes to every running background command's stderr."""
         note = self.on_access() if self.on_access is not None else None
@@ -97,19 +153,33 @@ class ProcessManager:
         return note
 
     def get(self, process_id: str, owner: str) -> ManagedProcess:
+        """A command of `owner`'s (a task is not one: it takes no input)."""
+        found = self.find(process_id, owner)
+        if isinstance(found, AdoptedProcess):
+            raise ExecutionError(
+                f"{found.process_id} is a subagent task, not a command: it takes no input. "
+                "Read it with process_output, end it with process_kill."
+            )
+        return found
+
+    def find(self, process_id: str, owner: str) -> Listed:
+        """A command or task of `owner`'s; another user's is NOT_FOUND, as if absent."""
         self.checked()
+        key = process_id.strip()
         with self._lock:
-            proc = self._procs.get(process_id.strip())
+            proc: Listed | None = self._procs.get(key) or self._adopted.get(key)
             if proc is None or proc.owner != owner:
-                known = [p.process_id for p in self._procs.values() if p.owner == owner]
+                known = [p.process_id for p in self._all() if p.owner == owner]
                 hint = f" Known: {', '.join(known)}." if known else " There are none."
                 raise NotFound(f"No process {process_id!r}.{hint} See process_list.")
             return proc
 
-    def list(self, owner: str) -> list[ManagedProcess]:
+    def list(self, owner: str) -> list[Listed]:
+        """`owner`'s commands and tasks, oldest first."""
         self.checked()
         with self._lock:
-            return [p for p in self._procs.values() if p.owner == owner]
+            procs = [p for p in self._all() if p.owner == owner]
+        return sorted(procs, key=lambda p: p.command.started_at)
 
     def discard(self, process_id: str) -> None:
         """Forget a finished foreground command (it was never shown as a process)."""
@@ -119,15 +189,16 @@ class ProcessManager:
     def end_session(self, owner: str) -> None:
         """The session is over (its client left): end and forget its commands."""
         with self._lock:
-            procs = [p for p in self._procs.values() if p.owner == owner]
+            procs = [p for p in self._all() if p.owner == owner]
             for proc in procs:
-                del self._procs[proc.process_id]
+                self._procs.pop(proc.process_id, None)
+                self._adopted.pop(proc.process_id, None)
         _stop(procs, "session ended")
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            procs = list(self._procs.values())
+            procs = self._all()
         _stop(procs, "shutdown")
         _live_managers.discard(self)
 
@@ -137,7 +208,7 @@ class ProcessManager:
             del self._procs[proc.process_id]
 
 
-def _stop(procs: list[ManagedProcess], reason: str) -> None:
+def _stop(procs: list[Listed], reason: str) -> None:
     for proc in procs:
         proc.command.kill(reason)
     for proc in procs:

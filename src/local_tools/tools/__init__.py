@@ -34,6 +34,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.check_task_dependencies import check_task_dependencies
     from local_tools.tools.checkpoint_diff import checkpoint_diff
     from local_tools.tools.checkpoint_list import checkpoint_list
+    from local_tools.tools.compact import compact
     from local_tools.tools.copy_workspace_to_project import copy_workspace_to_project
     from local_tools.tools.create_requirement import create_requirement
     from local_tools.tools.create_task import create_task
@@ -80,6 +81,7 @@ def builtin_tools() -> list[Tool]:
     from local_tools.tools.save_memory import save_insight, save_issue, save_learning, save_memory
     from local_tools.tools.screenshot import screenshot
     from local_tools.tools.skill import skill
+    from local_tools.tools.task import task
     from local_tools.tools.todo_read import todo_read
     from local_tools.tools.todo_write import todo_write
     from local_tools.tools.update_feature_status import update_feature_status
@@ -118,6 +120,8 @@ def builtin_tools() -> list[Tool]:
         todo_write,
         todo_read,
         skill,
+        task,
+        compact,
         find_tools,
         call_tool,
         save_memory,

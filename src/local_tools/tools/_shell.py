@@ -11,7 +11,7 @@ from local_tools.core.context import ToolContext
 from local_tools.core.tool import Output, omitted
 from local_tools.shell.capture import StreamCapture
 from local_tools.shell.environment import decode_output
-from local_tools.shell.manager import ManagedProcess, ProcessManager
+from local_tools.shell.manager import Listed, ProcessManager
 from local_tools.shell.process import signal_name
 
 __all__ = [
@@ -33,11 +33,13 @@ __all__ = [
 class ProcessState(Output):
     """A background process (``process_state``)."""
 
-    process_id: str = Field(description="Its id for process_output/input/kill (p1, p2, ...).")
-    command: str = Field(description="The command line.")
+    process_id: str = Field(
+        description="Its id for process_output/input/kill (p1, p2, ...; a task's task_id)."
+    )
+    command: str = Field(description='The command line ("task: ..." for a subagent task).')
     status: str = Field(description='"running" or "exited".')
     exit_code: int | None = Field(description="Its exit code; null while it runs.")
-    pid: int = Field(description="Its operating-system process id.")
+    pid: int = Field(description="Its operating-system process id (0 for a task).")
     started_at: str = Field(description="Start time, UTC, ISO 8601.")
     ended_at: str = omitted(description="End time, UTC, ISO 8601, once it exited.")
     signal: str = omitted(description="The signal that ended it (SIGKILL, ...).")
@@ -140,7 +142,7 @@ def output_preview(capture: StreamCapture, ctx: ToolContext) -> tuple[str, bool]
     return f"{head}... [output cut: {where}] ...\n{tail}", True
 
 
-def process_state(proc: ManagedProcess) -> dict[str, Any]:
+def process_state(proc: Listed) -> dict[str, Any]:
     cmd = proc.command
     state: dict[str, Any] = {
         "process_id": proc.process_id,
@@ -160,7 +162,7 @@ def process_state(proc: ManagedProcess) -> dict[str, Any]:
     return state
 
 
-def new_output(proc: ManagedProcess, ctx: ToolContext) -> dict[str, Any]:
+def new_output(proc: Listed, ctx: ToolContext) -> dict[str, Any]:
     """stdout and stderr printed since the last read, within the output limit."""
     out: dict[str, Any] = {}
     budget = ctx.limits.max_output_bytes // 2
@@ -193,6 +195,8 @@ def render_process(output: dict[str, Any]) -> str:
         status = f"{output['process_id']} exited with code {output['exit_code']}"
         if output.get("signal"):
             status += f" ({output['signal']})"
+        elif output.get("killed_by"):  # a task: stopped, no signal
+            status += f" (stopped: {output['killed_by']})"
     notes = "".join(f"\n[{output[k]}]" for k in ("note", "message") if output.get(k))
     return f"{text}[{status}]{notes}"
 

@@ -18,7 +18,7 @@ from local_tools.tools._common import arguments_object
 MAX_CALLS = 25
 # Only a backstop: every inner call keeps its own limit (a question waits up to an hour),
 # and the batch must outlast the longest of them.
-TIMEOUT = 2 * 3600.0
+TIMEOUT = 86400.0 + 120  # above every call's: task's is a day and a minute
 
 
 class BatchCall(BaseModel):

@@ -18,11 +18,11 @@ from local_tools.tools._shell import (
 
 
 class ProcessKillArgs(Args):
-    process_id: str = Field(description="The id exec_cmd returned (p1, p2, ...).")
+    process_id: str = Field(description="The id exec_cmd or task returned (p1, task_...).")
 
 
-DESCRIPTION = """Kill a background process and its whole process tree; returns its final state and
-unread output (killed is false if it had already exited)."""
+DESCRIPTION = """Kill a background process and its whole process tree (or stop a background task);
+returns its final state and unread output (killed is false if it had already exited)."""
 
 
 @tool(
@@ -37,7 +37,7 @@ unread output (killed is false if it had already exited)."""
     output=ProcessKillOutput,
 )
 async def process_kill(args: ProcessKillArgs, ctx: ToolContext) -> dict[str, Any]:
-    proc = process_manager(ctx).get(args.process_id, ctx.owner)
+    proc = process_manager(ctx).find(args.process_id, ctx.owner)
     was_running = proc.command.running
     proc.command.kill("kill")
     await proc.command.wait_async(5.0)

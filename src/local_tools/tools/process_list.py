@@ -16,6 +16,8 @@ def _render(output: dict[str, Any]) -> str:
     lines = []
     for p in rows:
         status = p["status"] if p["status"] == "running" else f"exited {p['exit_code']}"
+        if p.get("killed_by"):
+            status = f"killed ({p['killed_by']})"
         lines.append(f"{p['process_id']}  {status:<12} {p['started_at']}  {p['command']}")
     return "\n".join(lines)
 
@@ -30,8 +32,8 @@ def _render(output: dict[str, Any]) -> str:
     output=ProcessListOutput,
 )
 def process_list(args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """List your background processes (running, and the 30 most recently finished) with
-    process_id, command, status, exit code and start time.
+    """List your background processes and tasks (running, and the 30 most recently
+    finished) with process_id, command, status, exit code and start time.
     """
     procs = process_manager(ctx).list(ctx.owner)
     return {"processes": [process_state(p) for p in procs if p.background]}

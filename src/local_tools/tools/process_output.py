@@ -18,12 +18,13 @@ from local_tools.tools._shell import (
 
 
 class ProcessOutputArgs(Args):
-    process_id: str = Field(description="The id exec_cmd returned (p1, p2, ...).")
+    process_id: str = Field(description="The id exec_cmd or task returned (p1, task_...).")
     block: bool = Field(False, description="Wait until the process exits or `timeout` passes.")
     timeout: float = Field(30.0, gt=0, le=600, description="Seconds to wait when block=true.")
 
 
 DESCRIPTION = """Read a background process's new output (since the last read) and its status.
+A background task's output is one line per tool call, then its answer.
 
 status is running or exited (with exit_code; signal if killed). block=true waits for
 the exit, at most `timeout` seconds. Only the last 5,000 lines of each stream are
@@ -43,7 +44,7 @@ kept; the answer says how much was skipped and where the whole output is saved."
     output=ProcessReport,
 )
 async def process_output(args: ProcessOutputArgs, ctx: ToolContext) -> dict[str, Any]:
-    proc = process_manager(ctx).get(args.process_id, ctx.owner)
+    proc = process_manager(ctx).find(args.process_id, ctx.owner)
     if args.block:
         await proc.command.wait_async(args.timeout)
     # Read after the state: output printed just before the exit is not missed.
