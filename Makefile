@@ -120,6 +120,7 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/listing.py
 	$(BIN)/python benchmarks/lsp.py
 	$(BIN)/python benchmarks/checkpoints.py
+	$(BIN)/python benchmarks/models.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules tests/lsp/node/node_modules

@@ -26,6 +26,10 @@ Turns:
                                                       answer `then`, else a 500
     redirect(url, code=307)                           a redirect (the SSRF guard's test)
     reply(fn)                                         fn(request) -> a turn (on what was sent)
+    huge(megabytes)                                   a 200 text answer that big (JSON or SSE)
+    endless()                                         a 200 stream of text deltas that never ends
+    trickle(turn, every=1.5)                          `turn`'s reply, one byte every `every` s
+    raw(code, body, headers)                          exactly these bytes (chunked)
 
 Each text/tool turn takes ``input_tokens=`` / ``output_tokens=``; by default usage is
 len(request body) // 4 in and len(generated text) // 4 out (at least 1), so budget tests
@@ -117,7 +121,18 @@ class Reply:
     fn: Callable[[Request], Turn]
 
 
-Turn = Answer | Status | Hang | Redirect | Reply
+@dataclass(frozen=True)
+class Raw:
+    """A hostile reply: `code`, `headers`, then the pieces `body(request)` yields, each
+    sent as an HTTP chunk `delay` s apart, until they end (or the client leaves)."""
+
+    code: int
+    body: Callable[[Request, ScriptedModel], Iterator[bytes]]
+    headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
+
+
+Turn = Answer | Status | Hang | Redirect | Reply | Raw
 
 
 def text(content: str, *, stop: str = "end", cut: bool = False, **usage: int) -> Answer:
@@ -150,6 +165,68 @@ def redirect(location: str, code: int = 307) -> Redirect:
 
 def reply(fn: Callable[[Request], Turn]) -> Reply:
     return Reply(fn)
+
+
+def raw(code: int, body: bytes, headers: dict[str, str] | None = None) -> Raw:
+    return Raw(code, lambda req, model: iter([body]), tuple((headers or {}).items()))
+
+
+def huge(megabytes: int) -> Raw:
+    """A well-formed 200 text answer of `megabytes` MB, streamed or not as asked."""
+
+    def body(req: Request, model: ScriptedModel) -> Iterator[bytes]:
+        mb = b"A" * (1024 * 1024)
+        if not req.stream:
+            full = _full(req, Answer(text="@"), 10, model)
+            head, _, tail = json.dumps(full).encode().partition(b"@")
+            yield head
+            for _ in range(megabytes):
+                yield mb
+            yield tail
+            return
+        events = _delta_events(req, model)
+        yield events[0]
+        for _ in range(megabytes):
+            yield events[1]
+        yield from events[2:]
+
+    return Raw(200, body, _ctype_of_any())
+
+
+def endless() -> Raw:
+    """A streamed answer whose text never ends (64 KB deltas)."""
+
+    def body(req: Request, model: ScriptedModel) -> Iterator[bytes]:
+        events = _delta_events(req, model, piece=64 * 1024)
+        yield events[0]
+        while True:
+            yield events[1]
+
+    return Raw(200, body, _ctype_of_any())
+
+
+def trickle(turn: Answer, every: float = 1.5) -> Raw:
+    """`turn`'s non-streamed reply sent one byte every `every` s."""
+
+    def body(req: Request, model: ScriptedModel) -> Iterator[bytes]:
+        data = json.dumps(_full(req, turn, 10, model)).encode()
+        return (data[i : i + 1] for i in range(len(data)))
+
+    return Raw(200, body, (("content-type", "application/json"),), every)
+
+
+def _ctype_of_any() -> tuple[tuple[str, str], ...]:
+    return ()  # chosen per request in _raw (JSON or SSE)
+
+
+def _delta_events(req: Request, model: ScriptedModel, piece: int = 1024 * 1024) -> list[bytes]:
+    """[the stream's start, one text delta of `piece` characters, its end]."""
+    events = _openai_events if req.api == "openai" else _anthropic_events
+    whole = [e.encode() for e in events(req, Answer(text="@"), 10, model)]
+    at = next(i for i, e in enumerate(whole) if b"@" in e)
+    # One character: the server splits text in three, so it sits whole in one delta.
+    delta = whole[at].replace(b"@", b"A" * piece, 1)
+    return [b"".join(whole[:at]), delta, b"".join(whole[at + 1 :])]
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -259,6 +336,9 @@ class ScriptedModel:
 def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes: with Nagle on, a kept-alive
+        # connection waits for the client's delayed ACK (~40 ms a reply).
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -267,6 +347,11 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             super().setup()
             with model._lock:
                 model._conns.add(self.connection)
+
+        def handle(self) -> None:
+            # A client that dropped a reply mid-body (a cap, a timeout) resets the socket.
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                super().handle()
 
         def finish(self) -> None:
             with model._lock:
@@ -319,6 +404,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 self._send_error(req, Status(500, "script exhausted: the test scripted no turn"))
             elif isinstance(turn, Status):
                 self._send_error(req, turn)
+            elif isinstance(turn, Raw):
+                self._raw(req, turn)
             elif isinstance(turn, Redirect):
                 self._send(turn.code, "text/plain", b"", {"location": turn.location})
             elif isinstance(turn, Hang):
@@ -361,6 +448,31 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
             except OSError:
                 self.close_connection = True
+
+        def _raw(self, req: Request, turn: Raw) -> None:
+            headers = dict(turn.headers)
+            headers.setdefault(
+                "content-type", "text/event-stream" if req.stream else "application/json"
+            )
+            try:
+                self.send_response(turn.code)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for piece in turn.body(req, model):
+                    if model._stopping.is_set() or (turn.delay and self._hold(turn.delay)):
+                        break
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                else:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    return
+            except OSError:
+                pass
+            req.disconnected = True
+            self.close_connection = True
 
         def _send_error(self, req: Request, err: Status) -> None:
             headers = {}

@@ -47,7 +47,13 @@ def config(srv: ScriptedModel, api: str = "openai", stream: bool = True, **keys:
     return load_config(model_config(srv, api, stream, **keys), ".")
 
 
+def no_servers() -> tuple[int, ...]:
+    return ()
+
+
 def complete(cfg: Config, messages: list[Message] = USER, **kw: Any) -> Reply:
+    kw.setdefault("local_servers", no_servers)
+
     async def go() -> Reply:
         async with open_model(cfg, **kw) as model:
             return await model.complete("Be brief.", messages, [READ])
@@ -174,7 +180,7 @@ def test_cancelling_the_task_closes_the_request(srv: ScriptedModel, api: str, st
     cfg = config(srv, api, stream)
 
     async def go() -> None:
-        async with open_model(cfg) as model:
+        async with open_model(cfg, local_servers=no_servers) as model:
             task = asyncio.create_task(model.complete("", USER))
             while not srv.requests:
                 await asyncio.sleep(0.01)
@@ -189,14 +195,18 @@ def test_cancelling_the_task_closes_the_request(srv: ScriptedModel, api: str, st
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_a_redirect_to_another_private_host_is_refused(srv: ScriptedModel, api: str) -> None:
-    with ScriptedModel(host="127.0.0.2") as other:
-        other.script(text("should never be reached"))
-        path = "/v1/chat/completions" if api == "openai" else "/v1/messages"
-        srv.script(redirect(other.url + path))
-        err = failure(config(srv, api, max_retries=2))
-        assert err.code == ErrorCode.PERMISSION_DENIED and "127.0.0.2" in err.message
-        assert other.requests == [] and len(srv.requests) == 1  # refused once, not retried
+def test_a_redirect_is_not_followed_even_to_the_same_host(srv: ScriptedModel, api: str) -> None:
+    path = "/v1/chat/completions" if api == "openai" else "/v1/messages"
+    with ScriptedModel() as same_host, ScriptedModel(host="127.0.0.2") as other:
+        for target in (same_host, other):
+            target.script(text("should never be reached"))
+            srv.script(redirect(target.url + path + "?key=hidden"))
+            err = failure(config(srv, api, max_retries=2))
+            assert err.code == ErrorCode.NETWORK_ERROR and err.details["cause"] == "redirect"
+            assert "307" in err.message and "do not follow redirects" in err.message
+            assert target.url + path in err.message and "hidden" not in err.message
+            assert target.requests == []
+    assert len(srv.requests) == 2  # not retried either
 
 
 def test_local_tools_own_server_port_is_refused_even_when_named(srv: ScriptedModel) -> None:
@@ -226,7 +236,7 @@ def test_the_key_is_sent_but_never_shown(
     cfg = config(srv, api)
 
     async def go() -> list[str]:
-        async with open_model(cfg) as model:
+        async with open_model(cfg, local_servers=no_servers) as model:
             shown = [repr(model), str(vars(model).get("name"))]
             for _ in range(2):
                 try:
@@ -254,18 +264,18 @@ def test_a_local_server_gets_no_provider_key(
 
 def test_no_model_unknown_name_and_no_key_for_a_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ToolError) as info:
-        open_model(load_config({}, "."))
+        open_model(load_config({}, "."), local_servers=no_servers)
     assert info.value.code == ErrorCode.EXECUTION_ERROR
     assert "[models.local]" in info.value.message and "base_url" in info.value.message
     two = load_config(
         {"models": {"a": {"model": "x"}, "b": {"model": "y", "api": "anthropic"}}}, "."
     )
     with pytest.raises(ToolError) as info:
-        open_model(two, "nope")
+        open_model(two, "nope", local_servers=no_servers)
     assert info.value.code == ErrorCode.NOT_FOUND and "a, b" in info.value.message
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ToolError) as info:
-        open_model(two, "b")
+        open_model(two, "b", local_servers=no_servers)
     assert (
         info.value.code == ErrorCode.EXECUTION_ERROR and "ANTHROPIC_API_KEY" in info.value.message
     )
@@ -305,12 +315,13 @@ def test_tool_call_arguments_of_other_shapes() -> None:
 
 def test_network_proxy_carries_the_requests_and_the_guard_still_checks(srv: ScriptedModel) -> None:
     with ScriptedModel() as proxy:  # it answers absolute-form requests as a model would
-        proxy.script(text("via the proxy"), redirect("http://127.0.0.2:9/v1/chat/completions"))
+        proxy.script(text("via the proxy"), text("never"))
         data = model_config(srv)
         data["network"] = {"proxy": proxy.url}
         cfg = load_config(data, ".")
         assert complete(cfg).text == "via the proxy"
         assert proxy.requests[0].path == srv.openai_base_url + "/chat/completions"
-        err = failure(cfg)
-        assert err.code == ErrorCode.PERMISSION_DENIED and "127.0.0.2" in err.message
-        assert srv.requests == [] and len(proxy.requests) == 2
+        # The target is still checked: local-tools' own port stays refused via a proxy.
+        err = failure(cfg, local_servers=lambda: {srv.port})
+        assert err.code == ErrorCode.PERMISSION_DENIED and "own server" in err.message
+        assert srv.requests == [] and len(proxy.requests) == 1

@@ -52,7 +52,9 @@ def describe(err: Mapping[str, Any], root: type[BaseModel]) -> str:
         return f"unknown key '{path}'{hint}"
     if kind == "value_error":
         message = str(err["msg"]).removeprefix("Value error, ")
-        return f"{path}: {message}" + ("" if is_key else f", got {value}")
+        # A value refused for holding a password is not echoed (logs, terminals).
+        hidden = is_key or "password" in message
+        return f"{path}: {message}" + ("" if hidden else f", got {value}")
     if kind == "literal_error":
         message = f"must be {err['ctx']['expected']}"
         if ACTION_TAG in err["loc"]:

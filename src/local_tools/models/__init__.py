@@ -1,6 +1,6 @@
 """The models engine: a configured `[models.NAME]` behind its API's official SDK.
 
-    async with open_model(config, purpose="task") as model:
+    async with open_model(config, purpose="task", local_servers=servers) as model:
         reply = await model.complete(system, messages, tools)
 
 One client per API (`openai_chat.OpenAIChat`: Chat Completions; `anthropic_messages.
@@ -58,15 +58,16 @@ def open_model(
     name: str | None = None,
     *,
     purpose: str = "task",
-    local_servers: ServerPorts | None = None,
+    local_servers: ServerPorts,
 ) -> BaseClient:
     """A client for `name` (else the purpose's model, see `resolve_model`); use it as an
     async context manager or call `aclose()`. One per tool call: a client is bound to the
     event loop it first runs on.
 
     Raises ExecutionError (no model configured: says how; SDK missing; no key for a
-    provider's endpoint), NotFound (no such model). `local_servers`: the ports of
-    local-tools' own servers, refused whatever is allowed (`core.servers.reserved_ports`).
+    provider's endpoint), NotFound (no such model). `local_servers` (required, so no
+    caller forgets it): the ports of local-tools' own servers, refused whatever is
+    allowed: `lambda: reserved_ports(state_dir)` (`core.servers`).
     """
     resolved = resolve_model(config, name, purpose=purpose)
     api = resolved.config.api

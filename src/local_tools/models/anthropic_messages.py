@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from local_tools.models.base import BaseClient, tool_call
+from local_tools.models.base import BaseClient, max_chars, reply_too_long, tool_call
 from local_tools.models.types import Message, Reply, ToolCall, ToolSpec, Usage
 
 __all__ = ["AnthropicMessages", "to_anthropic_messages", "to_anthropic_tools"]
@@ -71,13 +71,18 @@ class _Block:
 class _Stream:
     """The raw events of a streamed reply, put together."""
 
+    limit: int  # characters of all blocks together
     blocks: dict[int, _Block] = field(default_factory=dict)
     stop: str = ""
     input_tokens: int | None = None
     output_tokens: int | None = None
+    size: int = 0
 
     def add(self, event: Any) -> None:
         kind = event.type
+        self.size += 1  # every event costs: an endless stream of empty ones too
+        if self.size > self.limit:
+            raise reply_too_long(self.limit)
         if kind == "message_start":
             usage = event.message.usage
             self.input_tokens = _input_tokens(usage)
@@ -93,10 +98,15 @@ class _Stream:
             delta, block = event.delta, self.blocks.get(event.index)
             if block is None:
                 return
+            piece = ""
             if delta.type == "text_delta":
-                block.parts.append(delta.text)
+                piece = delta.text or ""
             elif delta.type == "input_json_delta":
-                block.parts.append(delta.partial_json)
+                piece = delta.partial_json or ""
+            self.size += len(piece)
+            if self.size > self.limit:
+                raise reply_too_long(self.limit)
+            block.parts.append(piece)
         elif kind == "message_delta":
             self.stop = event.delta.stop_reason or self.stop
             if event.usage is not None and event.usage.output_tokens is not None:
@@ -125,6 +135,11 @@ class AnthropicMessages(BaseClient):
             http_client=http,
         )
 
+    def _auth_headers(self, key: str) -> dict[str, str]:
+        # As this SDK sends an api_key (Bearer); ANTHROPIC_AUTH_TOKEN and custom headers
+        # from the environment are dropped by the transport.
+        return {"authorization": f"Bearer {key}"}
+
     def _sdk_module(self) -> ModuleType:
         import anthropic
 
@@ -145,6 +160,10 @@ class AnthropicMessages(BaseClient):
         create = self._sdk.messages.create
         if not self.config.stream:
             response = await create(**body)
+            if not isinstance(getattr(response, "content", None), list):
+                raise self.malformed("content")
+            if getattr(response, "usage", None) is None:
+                raise self.malformed("usage")
             text = "".join(b.text for b in response.content if b.type == "text")
             calls = tuple(
                 tool_call(b.id, b.name, b.input) for b in response.content if b.type == "tool_use"
@@ -153,7 +172,7 @@ class AnthropicMessages(BaseClient):
             return self._reply(
                 body, text, calls, response.stop_reason, _input_tokens(usage), usage.output_tokens
             )
-        acc = _Stream()
+        acc = _Stream(limit=max_chars(max_tokens))
         stream = await create(**body, stream=True)
         async with stream:  # closed on cancel or error: the connection goes with it
             async for event in stream:

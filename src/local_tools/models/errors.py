@@ -35,7 +35,7 @@ _MAX_TEXT = 500
 def model_error(
     exc: BaseException, sdk: ModuleType, name: str, model: ModelConfig, key: str
 ) -> ToolError:
-    where = f"[models.{name}] ({model.model} at {settings.base_url(model)})"
+    where = f"[models.{name}] ({model.model} at {settings.shown_url(model)})"
     if isinstance(exc, (sdk.APITimeoutError, httpx2.TimeoutException)):
         return ToolTimeout(
             f"Model {where} did not answer within {model.timeout:g} s ([models.{name}] timeout). "
@@ -49,11 +49,14 @@ def model_error(
         return NetworkError(
             f"Could not reach model {where}: {_scrub(str(cause) or type(cause).__name__, key)}. "
             f"Is the server running? Check [models.{name}] base_url.",
-            details={"model": name, "cause": "connect", "base_url": settings.base_url(model)},
+            details={"model": name, "cause": "connect", "base_url": settings.shown_url(model)},
         )
+    # What is left: a reply our reading of it did not expect (the SDK parsed it loosely).
     return ExecutionError(
-        f"Model {where} failed: {type(exc).__name__}: {_scrub(str(exc), key)}",
-        details={"model": name},
+        f"The model server's reply for {where} was not in the {model.api} API's shape "
+        f"({type(exc).__name__}: {_scrub(str(exc), key)[:_MAX_TEXT]}). Check [models.{name}] "
+        "base_url and api.",
+        details={"model": name, "cause": "malformed_reply"},
     )
 
 
@@ -61,6 +64,22 @@ def _status_error(exc: Any, name: str, model: ModelConfig, where: str, key: str)
     code: int = exc.status_code
     said = _scrub(_server_message(exc.body) or str(exc.message), key)
     details: dict[str, Any] = {"model": name, "status": code}
+    if code < 300:  # an error event inside a 200 stream (Anthropic's `event: error`)
+        kind = _server_type(exc.body)
+        return NetworkError(
+            f"Model {where} reported an error mid-reply"
+            f"{f' ({kind})' if kind else ''}: {said}. Retry later.",
+            details={**details, "type": kind},
+        )
+    if 300 <= code < 400:
+        location = exc.response.headers.get("location", "")
+        to = f" to {_scrub(settings.safe_url(location), key)}" if location else ""
+        return NetworkError(
+            f"Model {where} answered with a redirect ({code}{to}). Model requests do not "
+            f"follow redirects: set [models.{name}] base_url to the address the API is "
+            "served at.",
+            details={**details, "cause": "redirect"},
+        )
     if code == 429:
         wait = retry_after(exc.response.headers)
         details["retry_after"] = wait
@@ -102,6 +121,14 @@ def _server_message(body: object) -> str:
     return "" if body is None else str(body)[:_MAX_TEXT]
 
 
+def _server_type(body: object) -> str:
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("type"), str):
+            return str(inner["type"])[:80]
+    return ""
+
+
 def retry_after(headers: Any) -> float | None:
     """Seconds the server asked to wait (retry-after-ms, retry-after: seconds or a date)."""
     for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
@@ -126,5 +153,30 @@ def _root(exc: BaseException) -> BaseException:
     return exc
 
 
+_SHOWN = "[key]"
+_PIECE = 8  # a server echoing this much of either end of the key has shown too much
+
+
 def _scrub(text: str, key: str) -> str:
-    return text.replace(key, "[key]") if key and len(key) >= 4 else text
+    """`text` without the key, its repr, or any 8+ character start or end of it."""
+    if not key or len(key) < 4 or key == settings.PLACEHOLDER_KEY:
+        return text
+    text = text.replace(repr(key), _SHOWN).replace(key, _SHOWN)
+    if len(key) <= _PIECE:
+        return text
+    head, tail = key[:_PIECE], key[-_PIECE:]
+    at = text.find(head)
+    while at >= 0:
+        end = at + _PIECE
+        while end < len(text) and end - at < len(key) and text[end] == key[end - at]:
+            end += 1
+        text = text[:at] + _SHOWN + text[end:]
+        at = text.find(head, at + len(_SHOWN))
+    at = text.find(tail)
+    while at >= 0:
+        start, n = at, _PIECE
+        while start > 0 and n < len(key) and text[start - 1] == key[-n - 1]:
+            start, n = start - 1, n + 1
+        text = text[:start] + _SHOWN + text[at + _PIECE :]
+        at = text.find(tail, start + len(_SHOWN))
+    return text

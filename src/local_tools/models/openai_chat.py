@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from local_tools.models.base import BaseClient, tool_call
+from local_tools.models.base import BaseClient, max_chars, reply_too_long, tool_call
 from local_tools.models.types import Message, Reply, ToolCall, ToolSpec, Usage
 
 __all__ = ["OpenAIChat", "to_openai_messages", "to_openai_tools"]
@@ -71,10 +71,12 @@ class _Pending:
 class _Stream:
     """The deltas of a streamed reply, put together."""
 
+    limit: int  # characters of text, names and arguments together
     text: list[str] = field(default_factory=list)
     calls: dict[int, _Pending] = field(default_factory=dict)
     finish: str = ""
     usage: Any = None
+    size: int = 0
 
     def add(self, chunk: Any) -> None:
         if getattr(chunk, "usage", None):
@@ -82,14 +84,20 @@ class _Stream:
         for choice in chunk.choices or ():
             delta = choice.delta
             if delta is not None:
-                self.text.append(delta.content or "")
+                self.text.append(self._counted(delta.content))
                 for tc in delta.tool_calls or ():
                     pending = self.calls.setdefault(tc.index, _Pending())
                     pending.id = tc.id or pending.id
                     if tc.function is not None:
                         pending.name = tc.function.name or pending.name
-                        pending.arguments.append(tc.function.arguments or "")
+                        pending.arguments.append(self._counted(tc.function.arguments))
             self.finish = choice.finish_reason or self.finish
+
+    def _counted(self, piece: str | None) -> str:
+        self.size += len(piece or "") + 1  # +1: empty deltas cost too
+        if self.size > self.limit:
+            raise reply_too_long(self.limit)
+        return piece or ""
 
 
 class OpenAIChat(BaseClient):
@@ -98,6 +106,8 @@ class OpenAIChat(BaseClient):
     def _make_sdk(self, key: str, base_url: str, http: Any) -> Any:
         import openai
 
+        # organization/project: the transport drops what the SDK reads from OPENAI_ORG_ID
+        # and OPENAI_PROJECT_ID (a base_url server is not told the user's account).
         return openai.AsyncOpenAI(
             api_key=key,
             base_url=base_url,
@@ -105,6 +115,9 @@ class OpenAIChat(BaseClient):
             timeout=self.config.timeout,
             http_client=http,
         )
+
+    def _auth_headers(self, key: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {key}"}
 
     def _sdk_module(self) -> ModuleType:
         import openai
@@ -126,13 +139,17 @@ class OpenAIChat(BaseClient):
         create = self._sdk.chat.completions.create
         if not self.config.stream:
             response = await create(**body)
+            if not getattr(response, "choices", None):
+                raise self.malformed("choices")
             choice = response.choices[0]
             msg = choice.message
+            if msg is None:
+                raise self.malformed("message")
             calls = tuple(
                 tool_call(c.id, c.function.name, c.function.arguments) for c in msg.tool_calls or ()
             )
             return self._reply(body, msg.content or "", calls, choice.finish_reason, response.usage)
-        acc = _Stream()
+        acc = _Stream(limit=max_chars(max_tokens))
         stream = await create(**body, stream=True, stream_options={"include_usage": True})
         async with stream:  # closed on cancel or error: the connection goes with it
             async for chunk in stream:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from local_tools.core.config import Config
 from local_tools.core.config_models import ModelConfig
@@ -21,6 +22,7 @@ __all__ = [
     "base_url",
     "how_to_configure",
     "resolve_model",
+    "shown_url",
 ]
 
 DEFAULT_BASE_URLS = {
@@ -77,6 +79,24 @@ def base_url(model: ModelConfig) -> str:
     return model.base_url or DEFAULT_BASE_URLS[model.api]
 
 
+def shown_url(model: ModelConfig) -> str:
+    """The base_url as messages show it: scheme://host:port/path (no credentials, no
+    query: a key may hide in either)."""
+    return safe_url(base_url(model))
+
+
+def safe_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
 def key_env(model: ModelConfig) -> str:
     return model.api_key_env or DEFAULT_KEY_ENVS[model.api]
 
@@ -93,6 +113,14 @@ def api_key(resolved: Resolved) -> str:
         return PLACEHOLDER_KEY
     value = os.environ.get(variable, "").strip()
     if value:
+        if not all("!" <= c <= "~" for c in value):
+            # Never the value: an HTTP library would echo it in its own error.
+            raise ExecutionError(
+                f"The key in the environment variable {variable} ([models.{resolved.name}] "
+                "api_key_env) holds spaces, line breaks or other characters a key never "
+                "has: set it to the key alone.",
+                details={"model": resolved.name, "api_key_env": variable},
+            )
         return value
     if resolved.config.base_url:
         return PLACEHOLDER_KEY
