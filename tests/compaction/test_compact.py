@@ -327,3 +327,38 @@ def test_compacting_a_compacted_conversation_again(make_toolbox: MakeToolbox) ->
     for i in old_stubs:
         assert again["messages"][i] == first["messages"][i]
     check_anthropic(again["messages"])
+
+
+def test_conversations_nested_too_deep_are_bad_input(
+    make_toolbox: MakeToolbox, workspace: Path
+) -> None:
+    tb = make_toolbox()
+    (workspace / "deep.json").write_text("[" * 5000 + "]" * 5000)
+    env = tb.run("compact", {"path": "deep.json", "budget": 100})
+    assert env["error"]["error_code"] == "INVALID_INPUT", env["error"]
+    assert "deep.json nests lists and objects too deep" in env["error"]["message"]
+    nest: Any = "x"
+    for _ in range(900):
+        nest = {"a": nest}
+    conv = [{"role": "user", "content": [{"type": "text", "text": "x", "meta": nest}]}]
+    (workspace / "deep2.json").write_text(json.dumps(conv))
+    for args in ({"messages": json.dumps(conv)}, {"path": "deep2.json"}):
+        env = tb.run("compact", {**args, "budget": 10})
+        assert env["error"]["error_code"] == "INVALID_INPUT", env["error"]
+        assert "over 64 levels deep" in env["error"]["message"]
+    # Arguments of a call nested too deep to walk stay text; the rest compacts.
+    deep_args = "[" * 5000 + "]" * 5000
+    calls = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "x", "arguments": deep_args}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "y" * 20_000},
+        {"role": "user", "content": "next"},
+    ]
+    out = tb.run("compact", {"messages": json.dumps(calls), "budget": 3000})
+    assert out["success"], out["error"]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from local_tools.core.errors import InvalidInput
 
 __all__ = [
+    "MAX_DEPTH",
     "Call",
     "Conversation",
     "Format",
@@ -25,9 +26,15 @@ __all__ = [
     "is_human",
     "parse",
     "parts_of",
+    "too_deep",
 ]
 
 Format = Literal["openai", "anthropic"]
+
+# Levels of lists and objects a conversation may nest: a message, its blocks, a tool
+# call's arguments (core/arg_checks.py allows 32 below them), with room to spare. The
+# engine copies and walks it recursively; a deeper one is no API's conversation.
+MAX_DEPTH = 64
 
 _OPENAI_ROLES = ("system", "developer", "user", "assistant", "tool")
 _ANTHROPIC_ROLES = ("user", "assistant")
@@ -77,6 +84,11 @@ class Part:
 def parse(data: Any, fmt: str = "auto") -> Conversation:
     """The conversation in `data` (a list of messages, or an object with "messages" and
     maybe "system"), copied; InvalidInput naming the first bad message."""
+    if too_deep(data):
+        raise InvalidInput(
+            f"The conversation nests lists and objects over {MAX_DEPTH} levels deep; no "
+            "model API's conversation does. Give the messages as the API sent them."
+        )
     wrapped = isinstance(data, dict)
     system = None
     if wrapped:
@@ -207,12 +219,33 @@ def _check_anthropic(i: int, msg: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- reading
 
 
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests lists and objects more than `limit` levels (a loop, not
+    recursion: any depth is safe to measure)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def _arguments(raw: Any) -> Any:
+    """A call's arguments, parsed when they are JSON text (kept as text when they are
+    not, or nest too deep to walk)."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
-        except ValueError:
+            parsed = json.loads(raw)
+        except (ValueError, RecursionError):
             return raw
+        return raw if too_deep(parsed) else parsed
     return raw
 
 

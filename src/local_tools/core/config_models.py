@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -18,6 +19,17 @@ __all__ = ["AgentConfig", "CompactConfig", "ModelConfig", "TaskConfig"]
 Name = Annotated[str, AfterValidator(_check_non_empty)]
 PositiveInt = Annotated[int, Field(gt=0, strict=True)]
 Seconds = Annotated[float, Field(gt=0, le=86400, strict=True, allow_inf_nan=False)]
+
+
+def _check_base_url(value: str) -> str:
+    # Credentials in the URL would be echoed wherever the URL is shown.
+    value = _check_http_url(value)
+    if "@" in urlsplit(value).netloc:
+        raise ValueError(
+            "must not hold a user name or password (user:pw@host): put the key in an "
+            "environment variable and name it with api_key_env"
+        )
+    return value
 
 
 class _Section(BaseModel):
@@ -31,7 +43,7 @@ class ModelConfig(_Section):
     model: Name
     # "": the provider's own endpoint. OpenAI-compatible servers (Ollama, vLLM, LM Studio,
     # OpenRouter) are named here; a private or loopback address named here is allowed.
-    base_url: Annotated[str, AfterValidator(_check_http_url)] = ""
+    base_url: Annotated[str, AfterValidator(_check_base_url)] = ""
     # The environment variable holding the key, read at call time ("": the SDK's default,
     # OPENAI_API_KEY / ANTHROPIC_API_KEY; a local server needs none).
     api_key_env: Annotated[str, AfterValidator(_check_env_name)] = ""
@@ -54,6 +66,8 @@ class AgentConfig(_Section):
     tools: list[Name] = Field(default_factory=list)  # profile entries: toolsets, tools, globs
     prompt: str = ""  # added to the system prompt
     model: str = ""  # "": [task] model
+    # Refuse every call that would change something, whatever its tools (as explore does).
+    read_only: Annotated[bool, Field(strict=True)] = False
 
 
 class TaskConfig(_Section):

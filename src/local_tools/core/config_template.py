@@ -158,6 +158,7 @@ max_depth = 1                 # 1: a subagent cannot start subagents
 # description = "Reviews a change for bugs"
 # tools = ["read_file", "grep", "glob", "lsp"]   # toolsets, tools, globs, profiles
 # prompt = "Review the change you are pointed at; report bugs with file:line."
+# read_only = true            # refuse every call that would change something
 
 [compact]
 model = ""                    # "": [task] model

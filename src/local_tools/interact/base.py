@@ -9,11 +9,13 @@ questions work the same way whichever door a call came through.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "ASKING_FOR",
     "MAX_REVIEW_CHARS",
     "Answer",
     "Asker",
@@ -33,6 +35,15 @@ __all__ = [
 # once: allow this call; always: allow and remember this exact subject; pattern: allow
 # and remember the request's `suggestion` (offered only when there is one); deny: refuse.
 Answer = Literal["once", "always", "pattern", "deny"]
+
+# The one action an ask is for, when one call is many actions (a subagent's tool calls
+# within a task call): a digest of that action, set around it by whoever runs it. An
+# asker that keeps answers for a call (MCP 2026-07-28 re-sends them every round) keys
+# them by it too, so "allow once" for one write never covers a later, different one.
+# None (a plain call): the call is the action.
+ASKING_FOR: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "local_tools_asking_for", default=None
+)
 
 
 @dataclass(frozen=True)

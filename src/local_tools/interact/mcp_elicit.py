@@ -4,8 +4,11 @@ The call is run until the asker needs an answer it does not have; `InputRequired
 then carries an `InputRequiredResult` back to the client, which asks its person and
 retries the same tools/call with the answers. The retry re-runs the call from the
 start (nothing has run yet: the runner asks before the tool acts) and answers the
-questions from what the client sent back. Answers from earlier rounds travel in
-`request_state`, signed so a client cannot forge answers for another call.
+questions from what the client sent back. A call made of many actions (a task's
+subagent calls, resumed where the ask stopped it) keys each answer by the action it
+was given for (interact.base.ASKING_FOR), so one answer never covers another action.
+Answers from earlier rounds travel in `request_state`, signed so a client cannot
+forge answers for another call.
 
 Imported only by the MCP transport (it needs the SDK's types).
 """
@@ -22,6 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
+
+from local_tools.interact.base import ASKING_FOR
 
 __all__ = ["InputRequired", "RoundTripElicit"]
 
@@ -82,7 +87,11 @@ class _Round:
     async def elicit(
         self, message: str, schema: dict[str, Any]
     ) -> tuple[str, Mapping[str, Any] | None]:
-        key = _digest({"message": message, "schema": schema})
+        asked: dict[str, Any] = {"message": message, "schema": schema}
+        action = ASKING_FOR.get()
+        if action is not None:  # one of many actions of this call: its answer is its own
+            asked["action"] = action
+        key = _digest(asked)
         if key in self._answers:
             action, content = self._answers[key]
             return str(action), content if isinstance(content, Mapping) else None

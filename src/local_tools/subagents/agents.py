@@ -2,22 +2,41 @@
 
 An agent is a profile plus instructions: built in `explore` (read-only) and `general`
 (the `core` profile), and the user's `[task.agents.NAME]` (which may replace a built-in
-of the same name). A subagent never gets the tools that would reach past its set or
-touch its caller's own state, and never a tool the user is denied outright.
+of the same name). A subagent never gets the tools that would reach past its set
+(find_tools, call_tool, batch) or the caller's conversation (its todo list, compact),
+and never a tool the user is denied outright. It does share the caller's session, on
+purpose: the background processes it starts and the checkpoints of its edits are the
+caller's, so `general` (the core profile) may poll, feed or end those processes and
+restore those edits, under the same rules and asks as the caller's own calls.
+A read-only agent (explore) refuses any call that would change something (see
+`read_only_refusal`), whatever tools it was given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from local_tools.core.arg_aliases import canonical_args
+from local_tools.core.arg_checks import check_args
 from local_tools.core.config import Config
+from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.profiles import DEFAULT_PROFILE, Profile, UnknownProfile, resolve_profile
 from local_tools.core.registry import Registry
 from local_tools.core.tool import Tool
 from local_tools.security.policy import Policy
 
-__all__ = ["BUILTIN_AGENTS", "NEVER_GIVEN", "Agent", "agent_names", "agent_tools", "pick_agent"]
+__all__ = [
+    "BUILTIN_AGENTS",
+    "NEVER_GIVEN",
+    "Agent",
+    "agent_names",
+    "agent_tools",
+    "pick_agent",
+    "read_only_refusal",
+]
 
 # find_tools/call_tool/batch would reach tools outside the agent's set; the todo list is
 # the caller's (OpenCode keeps it from subagents too); compact rewrites the caller's
@@ -38,6 +57,7 @@ class Agent:
     prompt: str  # the user's instructions, added after the role
     profile: Profile
     model: str  # "": the task's model
+    read_only: bool = False  # refuses every call that would change something
 
 
 BUILTIN_AGENTS: dict[str, tuple[str, str]] = {
@@ -71,10 +91,12 @@ def pick_agent(config: Config, name: str) -> Agent:
             raise InvalidInput(f"[task.agents.{key}] tools: {exc}") from None
         builtin = BUILTIN_AGENTS.get(key)
         role = custom.description or (builtin[0] if builtin else f"You are the {key} agent.")
-        return Agent(key, role, custom.prompt, profile, custom.model)
+        read_only = custom.read_only or key == "explore"  # a replaced explore stays read-only
+        return Agent(key, role, custom.prompt, profile, custom.model, read_only=read_only)
     if key == "explore":
         tools = (*EXPLORE_TOOLS, "lsp") if config.lsp.enabled else EXPLORE_TOOLS
-        return Agent(key, BUILTIN_AGENTS[key][0], "", Profile("explore", tools, False), "")
+        profile = Profile("explore", tools, False)
+        return Agent(key, BUILTIN_AGENTS[key][0], "", profile, "", read_only=True)
     if key == "general":
         profile = resolve_profile(DEFAULT_PROFILE, config.profile_entries())
         return Agent(key, BUILTIN_AGENTS[key][0], "", profile, "")
@@ -110,3 +132,27 @@ def agent_tools(
             continue
         tools.append(tool)
     return tools
+
+
+def read_only_refusal(tool: Tool, arguments: Mapping[str, Any], ctx: ToolContext) -> str | None:
+    """Why a read-only agent may not make this call; None when it may. It may when the
+    tool only reads (hints read_only: grep, web_fetch), or when the tool declares what it
+    changes (`changes=`) and says this call changes nothing (lsp's lookups, not a rename
+    that applies). A tool that may change things and does not say what: refused."""
+    if tool.hints.read_only:
+        return None
+    if tool.changes is None:
+        return f"{tool.name} may change things"
+    try:
+        raw = canonical_args(tool, arguments)
+        check_args(tool.args_model, raw)
+        args = tool.args_model.model_validate(raw)
+    except Exception:
+        return None  # the runner refuses it the same way, saying what is wrong
+    try:
+        scope = tool.changes(args, ctx)
+    except Exception:
+        return f"{tool.name} may change things here"
+    if scope is None or (not isinstance(scope, str) and not scope):
+        return None
+    return f"this {tool.name} call would change files"

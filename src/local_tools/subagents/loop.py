@@ -4,14 +4,15 @@ Every tool call goes through the caller's runner as the caller: same user, same 
 same session, asks to the same person, audited with the task call's id (`<id>.N`, as
 batch numbers its calls). Budgets (model turns, tokens, wall time) are checked before
 each turn; the wall time also cuts a turn short (the model request and the tool calls
-in flight are cancelled). The transcript is saved after every turn and every round of
-tool calls.
+in flight are cancelled). One turn runs at most MAX_CALLS_PER_TURN calls, PARALLEL at
+a time. The transcript is saved after every turn and every round of tool calls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import json
 import logging
 import time
@@ -21,18 +22,33 @@ from pathlib import Path
 from typing import Any
 
 from local_tools.core.config import Config
+from local_tools.core.context import ToolContext
 from local_tools.core.errors import ErrorCode, ToolError
 from local_tools.core.output import render_compact
 from local_tools.core.runner import Runner
 from local_tools.core.tool import Tool
-from local_tools.interact.base import Asker
+from local_tools.interact.base import ASKING_FOR, Asker
 from local_tools.models.types import Message, ModelClient, ToolCall, ToolSpec
-from local_tools.subagents.agents import Agent
+from local_tools.subagents.agents import Agent, read_only_refusal
 from local_tools.subagents.transcripts import Transcript, TranscriptStore
 
-__all__ = ["Budgets", "Caller", "Outcome", "TaskLoop", "current_depth", "system_prompt"]
+__all__ = [
+    "MAX_CALLS_PER_TURN",
+    "PARALLEL",
+    "Budgets",
+    "Caller",
+    "Outcome",
+    "TaskLoop",
+    "current_depth",
+    "system_prompt",
+]
 
 log = logging.getLogger(__name__)
+
+# Calls of one model turn that are run (as batch's MAX_CALLS); the rest are answered
+# "not run". Of those, how many run at once: each may hold a worker thread.
+MAX_CALLS_PER_TURN = 25
+PARALLEL = 8
 
 # How deep the running code is in tasks: 0 for a person's agent, 1 inside a subagent.
 # A context variable: the subagent's tool calls run in its task, and asyncio copies it
@@ -72,7 +88,8 @@ class Budgets:
 
 @dataclass
 class Outcome:
-    """This call's part of the task (a resumed task's budgets start again)."""
+    """What this call has spent of its budgets: a resumed task (task_id) starts again;
+    a call an ask interrupted (MCP 2026-07-28) carries it into the re-sent call."""
 
     status: str  # done, budget
     answer: str
@@ -115,6 +132,7 @@ class TaskLoop:
         store: TranscriptStore,
         budgets: Budgets,
         on_event: EventFunc | None = None,
+        spent: Outcome | None = None,
     ) -> None:
         self.caller = caller
         self.agent = agent
@@ -126,7 +144,10 @@ class TaskLoop:
         self.budgets = budgets
         self.on_event = on_event
         self.system = system_prompt(agent, caller.workspace)
-        self.outcome = Outcome(status="running", answer="")
+        # Carried from the round an ask ended: the budgets go on from there.
+        self.outcome = spent if spent is not None else Outcome(status="running", answer="")
+        self.outcome.status, self.outcome.answer, self.outcome.budget = "running", "", None
+        self.outcome.cut = False
         self._calls = 0  # numbers this call's tool calls: <call_id>.N
 
     async def run(self) -> Outcome:
@@ -136,8 +157,11 @@ class TaskLoop:
         calls still to run kept for the retried call)."""
         token = _DEPTH.set(self.caller.depth)
         try:
+            left = self.budgets.seconds - (time.monotonic() - self.outcome.started)
             try:
-                await asyncio.wait_for(self._turns(), self.budgets.seconds)
+                if left <= 0:
+                    raise asyncio.TimeoutError
+                await asyncio.wait_for(self._turns(), left)
             except asyncio.TimeoutError:
                 self._ran_out("time")
             self.transcript.status = self.outcome.status
@@ -193,6 +217,8 @@ class TaskLoop:
         self.outcome.answer = self.transcript.last_text()
 
     def _count(self, input_tokens: int, output_tokens: int) -> None:
+        # The server's word, checked: negative usage would keep the budget from tripping.
+        input_tokens, output_tokens = max(0, int(input_tokens)), max(0, int(output_tokens))
         self.outcome.steps += 1
         self.outcome.input_tokens += input_tokens
         self.outcome.output_tokens += output_tokens
@@ -203,18 +229,46 @@ class TaskLoop:
     # -- tool calls
 
     async def _run_calls(self, calls: list[ToolCall]) -> None:
-        """Run one turn's calls concurrently; results in the calls' order. A call ended
+        """Run one turn's calls, PARALLEL at a time (the first MAX_CALLS_PER_TURN of the
+        turn; the rest are answered, not run); results in the calls' order. A call ended
         by a BaseException (an ask that ends the MCP round) stays pending in the saved
         transcript, and the exception goes on up once the others are in."""
-        numbered = []
+        turn, place = self._turn_of(calls)
+        run: list[ToolCall] = []
         for call in calls:
+            if place.get(id(call), 0) < MAX_CALLS_PER_TURN:
+                run.append(call)
+            else:
+                why = (
+                    f"not run: at most {MAX_CALLS_PER_TURN} calls a turn. Make the calls "
+                    "that matter most first, fewer at a time."
+                )
+                self.transcript.messages.append(_error(call, ErrorCode.INVALID_INPUT, why))
+        gate = asyncio.Semaphore(PARALLEL)
+
+        async def one(call: ToolCall, n: int) -> Message:
+            async with gate:
+                # What an answer to an ask during this call is for: this call of this
+                # turn of this task (the same again when a resumed round re-runs it).
+                action = _digest(
+                    [self.transcript.task_id, turn, place.get(id(call)), call.id, call.name,
+                     call.arguments]
+                )  # fmt: skip
+                token = ASKING_FOR.set(action)
+                try:
+                    return await self._one(call, n)
+                finally:
+                    ASKING_FOR.reset(token)
+
+        numbered = []
+        for call in run:
             self._calls += 1
             numbered.append((call, self._calls))
         results = await asyncio.gather(
-            *(self._one(call, n) for call, n in numbered), return_exceptions=True
+            *(one(call, n) for call, n in numbered), return_exceptions=True
         )
         stop: BaseException | None = None
-        for call, result in zip(calls, results, strict=True):
+        for call, result in zip(run, results, strict=True):
             if isinstance(result, Message):
                 self.transcript.messages.append(result)
             elif isinstance(result, asyncio.CancelledError):
@@ -230,6 +284,15 @@ class TaskLoop:
         await self._save()
         if stop is not None:
             raise stop
+
+    def _turn_of(self, calls: list[ToolCall]) -> tuple[int, dict[int, int]]:
+        """The index of the model turn these calls are of (the last one: a new turn, or
+        the one whose calls an ask left pending) and each call's place in it."""
+        for index in range(len(self.transcript.messages) - 1, -1, -1):
+            message = self.transcript.messages[index]
+            if message.role == "assistant":
+                return index, {id(c): p for p, c in enumerate(message.tool_calls)}
+        return -1, {id(c): p for p, c in enumerate(calls)}
 
     async def _one(self, call: ToolCall, n: int) -> Message:
         self.outcome.tool_calls += 1
@@ -250,6 +313,16 @@ class TaskLoop:
                 f"{call.name!r} is not one of this subagent's tools ({self.agent.name} "
                 f"agent); nothing was run. Its tools: {names}.",
             )  # fmt: skip
+        if self.agent.read_only:
+            ctx = self._context(tool, n)  # the tool may look at the disk to say
+            refusal = await asyncio.to_thread(read_only_refusal, tool, call.arguments, ctx)
+            if refusal is not None:
+                return _error(
+                    call, ErrorCode.PERMISSION_DENIED,
+                    f"{refusal}, and the {self.agent.name} agent is read-only; nothing was "
+                    "run. Make only calls that read, and say in your answer what should "
+                    "change.",
+                )  # fmt: skip
         self._event(f"→ {tool.name} {_summary(call.arguments)}".rstrip())
         envelope = await runner.arun(
             tool.name,
@@ -272,6 +345,24 @@ class TaskLoop:
 
     # -- helpers
 
+    def _context(self, tool: Tool, n: int) -> ToolContext:
+        """A context for asking a tool what a call would change (nothing runs in it)."""
+        runner, caller = self.caller.runner, self.caller
+        return ToolContext(
+            call_id=f"{caller.call_id}.{n}",
+            user_id=caller.user_id,
+            tool=tool.name,
+            jail=runner.jail,
+            config=caller.config,
+            policy=runner.policy,
+            state_dir=runner.state_dir,
+            spill_dir=runner.spill_dir,
+            session_id=caller.session_id,
+            transport=caller.transport,
+            runner=runner,
+            resources=runner.resources,
+        )
+
     def _event(self, line: str) -> None:
         if self.on_event is not None and line:
             try:
@@ -291,6 +382,11 @@ def _render(tool: Tool, output: Any) -> str:
         except Exception:  # a renderer surprised by this output: the data still reads
             log.exception("rendering %s's output failed", tool.name)
     return render_compact(output)
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _error(call: ToolCall, code: ErrorCode, message: str) -> Message:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from local_tools.core.config import Config
-from local_tools.core.context import ToolContext
+from local_tools.core.context import ToolContext, session_owner
 from local_tools.core.errors import ExecutionError, InvalidInput, NotFound, ToolError
 from local_tools.models.settings import how_to_configure
 from local_tools.models.types import Message, ModelClient
@@ -55,6 +55,9 @@ class PreparedTask:
     store: TranscriptStore
     budgets: Budgets
     model: str  # the [models.NAME] key
+    # What the round an ask ended had spent (MCP 2026-07-28): the re-sent call goes on
+    # from there, so its budgets hold over the whole call, not per round.
+    spent: Outcome | None = None
 
 
 def prepare(ctx: ToolContext, request: TaskRequest, *, interrupted: str | None) -> PreparedTask:
@@ -112,24 +115,29 @@ async def run_foreground(
     running: RunningTasks,
     on_event: EventFunc,
     *,
-    on_interrupt: Callable[[], None],
+    on_interrupt: Callable[[Outcome], None],
 ) -> dict[str, Any]:
-    """Run the task within the call. `on_interrupt()` is called when an ask ends the
-    round (the call will come again)."""
+    """Run the task within the call. `on_interrupt(spent)` is called when an ask ends
+    the round (the call will come again, and goes on with what this round spent)."""
     config = task.caller.config
+    caller = task.caller
     running.acquire(
-        task.transcript.task_id, task.transcript.description, config.task.max_concurrent
+        task.transcript.task_id,
+        task.transcript.description,
+        config.task.max_concurrent,
+        session_owner(caller.user_id, caller.session_id),
     )
     try:
-        client = _open(config, task.model)
+        client = _open(task)
+        loop = _loop(task, client, on_event)
         try:
-            outcome = await _loop(task, client, on_event).run()
+            outcome = await loop.run()
         except ToolError as exc:
             raise _failed(exc, task) from None
         except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
             raise
         except BaseException:
-            on_interrupt()
+            on_interrupt(loop.outcome)
             raise
         finally:
             await client.aclose()
@@ -142,7 +150,9 @@ def background_handle(task: PreparedTask, running: RunningTasks, ctx: ToolContex
     """The handle of a task about to run in the background, counted as running."""
     config = task.caller.config
     transcript = task.transcript
-    running.acquire(transcript.task_id, transcript.description, config.task.max_concurrent)
+    running.acquire(
+        transcript.task_id, transcript.description, config.task.max_concurrent, ctx.owner
+    )
     handle = TaskHandle(transcript.task_id, transcript.description, ctx.spill_dir)
     handle.on_end = lambda: running.release(transcript.task_id)
     return handle
@@ -161,7 +171,7 @@ def start_background(task: PreparedTask, handle: TaskHandle) -> None:
     )
 
     async def work(handle: TaskHandle) -> str:
-        client = _open(bg.caller.config, bg.model)
+        client = _open(bg)
         try:
             outcome = await _loop(bg, client, handle.emit).run()
         except ToolError as exc:
@@ -252,10 +262,18 @@ def _budgets(config: Config, request: TaskRequest) -> Budgets:
     )
 
 
-def _open(config: Config, model: str) -> ModelClient:
+def _open(task: PreparedTask) -> ModelClient:
+    from local_tools.core.servers import reserved_ports
     from local_tools.models import open_model  # deferred: the SDKs load only for a task
 
-    return open_model(config, model, purpose="task")
+    # local-tools' own servers stay out of the model server's reach, as for web_fetch.
+    state_dir = task.caller.state_dir
+    return open_model(
+        task.caller.config,
+        task.model,
+        purpose="task",
+        local_servers=lambda: reserved_ports(state_dir),
+    )
 
 
 def _loop(task: PreparedTask, client: ModelClient, on_event: EventFunc) -> TaskLoop:
@@ -268,8 +286,9 @@ def _loop(task: PreparedTask, client: ModelClient, on_event: EventFunc) -> TaskL
         nesting=caller.depth < caller.config.task.max_depth,
     )
     return TaskLoop(
-        caller, task.agent, tools, client, task.transcript, task.store, task.budgets, on_event
-    )
+        caller, task.agent, tools, client, task.transcript, task.store, task.budgets, on_event,
+        spent=task.spent,
+    )  # fmt: skip
 
 
 def _failed(exc: ToolError, task: PreparedTask) -> ToolError:

@@ -4,7 +4,8 @@
 folder), rewritten atomically after every step, so a crash loses at most one step. Only
 the user who started a task can read it back: another user's task_id is NOT_FOUND, as
 if it did not exist. At most MAX_PER_USER transcripts per user and none older than
-MAX_AGE_DAYS are kept (pruned when a new one is made).
+MAX_AGE_DAYS are kept (pruned when a new one is made). A transcript is read back
+strictly: one damaged on disk is an error saying so and where, never half a task.
 """
 
 from __future__ import annotations
@@ -21,15 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_tools.core.errors import NotFound
+from local_tools.core.errors import ExecutionError, NotFound
 from local_tools.core.state import private_dir, write_state_file
-from local_tools.models.types import Message, ToolCall, message_from_json
+from local_tools.models.types import Message, ToolCall
 
 __all__ = ["MAX_AGE_DAYS", "MAX_PER_USER", "Transcript", "TranscriptStore", "new_task_id"]
 
 MAX_PER_USER = 200
 MAX_AGE_DAYS = 30
 _TASK_ID = re.compile(r"task_[0-9a-f]{12}")
+_ROLES = ("user", "assistant", "tool")
+_STATUSES = ("running", "done", "budget", "failed", "killed", "interrupted")
+_TOTALS = ("steps", "input_tokens", "output_tokens", "tool_calls")
+
+
+class Damaged(ValueError):
+    """What is wrong with a stored transcript, and where."""
 
 
 def new_task_id() -> str:
@@ -104,22 +112,30 @@ class Transcript:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Transcript:
-        totals = data.get("totals") or {}
+    def from_json(cls, data: Any) -> Transcript:
+        """The transcript `to_json` wrote; Damaged naming the first thing that is not."""
+        doc = _object(data, "the file")
+        if doc.get("version") != 1:
+            raise Damaged(f"version is {doc.get('version')!r}, not 1")
+        totals = _object(doc.get("totals"), "totals")
+        counts = {key: _count(totals.get(key), f"totals.{key}") for key in _TOTALS}
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            raise Damaged("messages is not a list")
+        status = doc.get("status")
+        if status not in _STATUSES:
+            raise Damaged(f"status is {status!r}")
         return cls(
-            task_id=data["task_id"],
-            agent=data["agent"],
-            description=data.get("description", ""),
-            model=data.get("model", ""),
-            workspace=data.get("workspace", ""),
-            messages=[message_from_json(m) for m in data.get("messages") or ()],
-            steps=int(totals.get("steps", 0)),
-            input_tokens=int(totals.get("input_tokens", 0)),
-            output_tokens=int(totals.get("output_tokens", 0)),
-            tool_calls=int(totals.get("tool_calls", 0)),
-            status=data.get("status", "done"),
-            created=float(data.get("created", 0.0)),
-            updated=float(data.get("updated", 0.0)),
+            task_id=_text(doc.get("task_id"), "task_id"),
+            agent=_text(doc.get("agent"), "agent"),
+            description=_text(doc.get("description"), "description"),
+            model=_text(doc.get("model"), "model"),
+            workspace=_text(doc.get("workspace"), "workspace"),
+            messages=[_message(m, f"messages[{i}]") for i, m in enumerate(messages)],
+            status=status,
+            created=_number(doc.get("created"), "created"),
+            updated=_number(doc.get("updated"), "updated"),
+            **counts,
         )
 
 
@@ -137,7 +153,8 @@ class TranscriptStore:
         return self.folder / f"{task_id}.json"
 
     def load(self, task_id: str) -> Transcript:
-        """The transcript, or NotFound (also for an id that is not one: never a path)."""
+        """The transcript, or NotFound (also for an id that is not one: never a path);
+        ExecutionError when the file is there but damaged (saying where)."""
         task_id = task_id.strip()
         missing = NotFound(
             f"No task {task_id!r} to resume (it belongs to another user, was pruned after "
@@ -146,13 +163,27 @@ class TranscriptStore:
         if not _TASK_ID.fullmatch(task_id):
             raise missing
         try:
-            data = json.loads(self.path(task_id).read_text(encoding="utf-8"))
-            transcript = Transcript.from_json(data)
-        except (OSError, ValueError, KeyError, TypeError):
+            text = self.path(task_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
             raise missing from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._damaged(task_id, f"it cannot be read: {exc}") from None
+        try:
+            transcript = Transcript.from_json(json.loads(text))
+        except Damaged as exc:
+            raise self._damaged(task_id, str(exc)) from None
+        except (ValueError, RecursionError) as exc:
+            raise self._damaged(task_id, f"it is not JSON: {exc}") from None
         if transcript.task_id != task_id:
-            raise missing
+            raise self._damaged(task_id, f"it holds task {transcript.task_id!r}")
         return transcript
+
+    def _damaged(self, task_id: str, why: str) -> ExecutionError:
+        return ExecutionError(
+            f"Task {task_id!r} cannot be resumed: its transcript file is damaged ({why}). "
+            "Start a new task without task_id.",
+            details={"task_id": task_id},
+        )
 
     def save(self, transcript: Transcript) -> None:
         with self._lock:
@@ -181,3 +212,74 @@ class TranscriptStore:
             if n >= keep or mtime < cutoff:
                 with contextlib.suppress(OSError):
                     path.unlink()
+
+
+# -- reading a stored transcript strictly
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Damaged(f"{where} is a {type(value).__name__}, not an object")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise Damaged(f"{where} is a {type(value).__name__}, not a string")
+    return value
+
+
+def _count(value: Any, where: str) -> int:
+    if type(value) is not int or value < 0:
+        raise Damaged(f"{where} is {value!r}, not a count")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if type(value) not in (int, float):
+        raise Damaged(f"{where} is {value!r}, not a time")
+    return float(value)
+
+
+def _message(value: Any, where: str) -> Message:
+    data = _object(value, where)
+    extra = set(data) - {"role", "text", "tool_calls", "tool_call_id", "is_error"}
+    if extra:
+        raise Damaged(f"{where} has unknown keys {sorted(extra)}")
+    role = data.get("role")
+    if role not in _ROLES:
+        raise Damaged(f"{where}.role is {role!r}, not one of {', '.join(_ROLES)}")
+    calls = data.get("tool_calls")
+    if not isinstance(calls, list) or (calls and role != "assistant"):
+        raise Damaged(f"{where}.tool_calls is not a list of the assistant's calls")
+    call_id = data.get("tool_call_id")
+    if (role == "tool") != isinstance(call_id, str) or (role != "tool" and call_id is not None):
+        raise Damaged(f"{where}.tool_call_id is {call_id!r} for a {role} message")
+    if type(data.get("is_error")) is not bool:
+        raise Damaged(f"{where}.is_error is not true or false")
+    return Message(
+        role=role,
+        text=_text(data.get("text"), f"{where}.text"),
+        tool_calls=tuple(_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
+        tool_call_id=call_id,
+        is_error=data["is_error"],
+    )
+
+
+def _call(value: Any, where: str) -> ToolCall:
+    data = _object(value, where)
+    extra = set(data) - {"id", "name", "arguments", "error"}
+    if extra:
+        raise Damaged(f"{where} has unknown keys {sorted(extra)}")
+    arguments = data.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise Damaged(f"{where}.arguments is a {type(arguments).__name__}, not an object")
+    error = data.get("error")
+    if error is not None and not isinstance(error, str):
+        raise Damaged(f"{where}.error is not a string")
+    return ToolCall(
+        id=_text(data.get("id"), f"{where}.id"),
+        name=_text(data.get("name"), f"{where}.name"),
+        arguments=arguments,
+        error=error,
+    )

@@ -173,6 +173,11 @@ def _load(ctx: ToolContext, path: str) -> Any:
             f"{path} is not a JSON file ({exc}). Give a JSON list of messages, or an object "
             'with "messages".'
         ) from None
+    except RecursionError:  # nested thousands deep: no conversation is
+        raise InvalidInput(
+            f"{path} nests lists and objects too deep to read: it is not a conversation. "
+            'Give a JSON list of messages, or an object with "messages".'
+        ) from None
 
 
 def _written(source: Any, result: dict[str, Any]) -> bytes:

@@ -107,16 +107,20 @@ async def task(args: TaskArgs, ctx: ToolContext) -> dict[str, Any]:
         max_tokens=args.max_tokens or None,
         max_seconds=args.max_seconds or None,
     )
-    interrupted = running.take_interrupted(key)
+    interrupted = running.take_interrupted(key)  # (task_id, what it had spent) or None
     # Off the loop: it reads (and for a new task writes) the transcript.
-    prepared = await asyncio.to_thread(prepare, ctx, request, interrupted=interrupted)
+    prepared = await asyncio.to_thread(
+        prepare, ctx, request, interrupted=interrupted[0] if interrupted else None
+    )
+    if interrupted is not None:  # the budgets go on over the rounds of one call
+        prepared.spent = interrupted[1]
     task_id = prepared.transcript.task_id
     if not args.background:
         return await run_foreground(
             prepared,
             running,
             lambda line: ctx.progress(line, None),
-            on_interrupt=lambda: running.interrupted(key, task_id),
+            on_interrupt=lambda spent: running.interrupted(key, task_id, spent),
         )
     handle = background_handle(prepared, running, ctx)
     try:
