@@ -14,7 +14,7 @@ import pytest
 
 from envelopes import err, ok
 from local_tools.interact.base import Answer, PermissionRequest
-from model_server import ScriptedModel, status, text, tool_call
+from model_server import ScriptedModel, hang, status, text, tool_call
 
 
 def _task(prompt: str, **args: Any) -> dict[str, Any]:
@@ -70,6 +70,23 @@ def test_a_500_is_a_network_error_and_the_transcript_is_kept(
     last = model.requests[-1]
     assert "alpha" in wire.tool_results(last)[0]
     assert wire.user_texts(last) == ["Read a.txt.", "Go on."]
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_model_that_does_not_answer_in_time_is_a_timeout_and_resumable(
+    make_tb: Any, model: ScriptedModel, api: str
+) -> None:
+    model.script(hang(5))
+    tb = make_tb(api, False, models={"timeout": 0.5})
+    started = time.monotonic()
+    env = tb.run("task", _task("Hi."))
+    message = err(env, "TIMEOUT")
+    assert time.monotonic() - started < 4  # the request was given up, not waited out
+    assert "timeout" in message
+    task_id = env["error"]["details"]["task_id"]
+    model.script(text("here now"))
+    assert ok(tb.run("task", _task("Again.", task_id=task_id)))["answer"] == "here now"
+    assert model.wait_idle()  # the timed-out request's connection was closed
 
 
 def test_429_with_retry_after_then_success(make_tb: Any, model: ScriptedModel) -> None:
