@@ -14,7 +14,7 @@ import pytest
 
 from envelopes import err, ok
 from local_tools.interact.base import Answer, PermissionRequest
-from model_server import ScriptedModel, hang, status, text, tool_call
+from model_server import KEY_ENV, ScriptedModel, hang, status, text, tool_call
 
 
 def _task(prompt: str, **args: Any) -> dict[str, Any]:
@@ -87,6 +87,23 @@ def test_a_model_that_does_not_answer_in_time_is_a_timeout_and_resumable(
     model.script(text("here now"))
     assert ok(tb.run("task", _task("Again.", task_id=task_id)))["answer"] == "here now"
     assert model.wait_idle()  # the timed-out request's connection was closed
+
+
+def test_a_model_that_cannot_be_opened_fails_the_task_and_keeps_it_resumable(
+    make_tb: Any, model: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "two words")  # a key never has a space: refused before sending
+    tb = make_tb()
+    env = tb.run("task", _task("Hi."))
+    message = err(env, "EXECUTION_ERROR")
+    assert KEY_ENV in message and "two words" not in message
+    task_id = env["error"]["details"]["task_id"]
+    [path] = (tmp_path / "state" / "tasks").glob(f"*/{task_id}.json")
+    assert json.loads(path.read_text())["status"] == "failed"
+    assert model.requests == []
+    monkeypatch.setenv(KEY_ENV, "sk-fixed")
+    model.script(text("hello"))
+    assert ok(tb.run("task", _task("Again.", task_id=task_id)))["answer"] == "hello"
 
 
 def test_429_with_retry_after_then_success(make_tb: Any, model: ScriptedModel) -> None:

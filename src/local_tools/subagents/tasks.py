@@ -128,7 +128,7 @@ async def run_foreground(
         session_owner(caller.user_id, caller.session_id),
     )
     try:
-        client = _open(task)
+        client = await _opened(task)
         loop = _loop(task, client, on_event)
         try:
             outcome = await loop.run()
@@ -171,7 +171,11 @@ def start_background(task: PreparedTask, handle: TaskHandle) -> None:
     )
 
     async def work(handle: TaskHandle) -> str:
-        client = _open(bg)
+        try:
+            client = await _opened(bg)
+        except ToolError as failed:
+            handle.emit(f"[task failed: {failed.code.value}: {failed.message}]")
+            return "failed"
         try:
             outcome = await _loop(bg, client, handle.emit).run()
         except ToolError as exc:
@@ -260,6 +264,17 @@ def _budgets(config: Config, request: TaskRequest) -> Budgets:
         tokens=int(lower(request.max_tokens, limits.max_tokens)),
         seconds=lower(request.max_seconds, limits.max_seconds),
     )
+
+
+async def _opened(task: PreparedTask) -> ModelClient:
+    """The task's model client; a failure to open it (no key, no SDK) marks the
+    transcript failed, so a resume with task_id finds it as it was left."""
+    try:
+        return _open(task)
+    except ToolError as exc:
+        task.transcript.status = "failed"
+        await asyncio.to_thread(task.store.save, task.transcript)
+        raise _failed(exc, task) from None
 
 
 def _open(task: PreparedTask) -> ModelClient:
