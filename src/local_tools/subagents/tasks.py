@@ -173,8 +173,8 @@ def start_background(task: PreparedTask, handle: TaskHandle) -> None:
     async def work(handle: TaskHandle) -> str:
         try:
             client = await _opened(bg)
-        except ToolError as failed:
-            handle.emit(f"[task failed: {failed.code.value}: {failed.message}]")
+        except ToolError as unopened:
+            handle.emit(f"[task failed: {unopened.code.value}: {unopened.message}]")
             return "failed"
         try:
             outcome = await _loop(bg, client, handle.emit).run()
