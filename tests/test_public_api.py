@@ -80,3 +80,23 @@ def test_tool_runner_user_id_in_args_never_picks_the_user(
 @pytest.mark.parametrize("args", ["a.txt", [1, 2], 3])
 def test_tool_runner_non_object_args(args: object) -> None:
     err(tool_runner.run({"tool": "read_file", "args": args}), "INVALID_INPUT")
+
+
+def test_the_model_engines_load_with_the_first_call_not_with_the_tools() -> None:
+    # Every server builds the registry at start; task and compact are listed only with a
+    # model configured, so their engines (and the SDKs) must cost a start nothing.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from local_tools.tools import builtin_tools\n"
+        "assert {t.name for t in builtin_tools()} >= {'task', 'compact'}\n"
+        "engines = ('local_tools.subagents', 'local_tools.compaction', 'local_tools.models',\n"
+        "           'openai', 'anthropic', 'bpe_openai')\n"
+        "loaded = [m for m in sys.modules if m.startswith(engines)]\n"
+        "print(sorted(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from local_tools.compaction import Options, Summarizer, parse
-from local_tools.compaction import compact as run_compact
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.servers import reserved_ports
 from local_tools.core.tool import Args, Hints, Output, omitted, tool
 from local_tools.tools._common import file_subjects, shown_path
+
+if TYPE_CHECKING:  # the engine loads with the first call, not with every server's start
+    from local_tools.compaction import Summarizer
 
 # The model-backed tools' toolset: not listed while no [models.NAME] is configured.
 TOOLSET = "models"
@@ -134,6 +135,7 @@ def _summarizer(ctx: ToolContext) -> Summarizer | None:
     None when none is configured."""
     if not ctx.config.models:
         return None
+    from local_tools.compaction import Summarizer
     from local_tools.models import open_model, resolve_model
 
     resolved = resolve_model(ctx.config, purpose="compact")
@@ -204,6 +206,9 @@ def _written(source: Any, result: dict[str, Any]) -> bytes:
     output=CompactOutput,
 )
 async def compact(args: CompactArgs, ctx: ToolContext) -> dict[str, Any]:
+    from local_tools.compaction import Options, parse
+    from local_tools.compaction import compact as run_compact
+
     if args.output_path is not None:
         await ctx.authorize(
             "write:file",

@@ -10,14 +10,6 @@ from pydantic import Field
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.tool import Args, Hints, Output, omitted, tool
-from local_tools.subagents.running import RUNNING_KEY, RunningTasks, retry_key
-from local_tools.subagents.tasks import (
-    TaskRequest,
-    background_handle,
-    prepare,
-    run_foreground,
-    start_background,
-)
 from local_tools.tools._shell import process_manager
 
 # The runner's ceiling must stay above any [task] max_seconds (at most a day): the task
@@ -95,6 +87,16 @@ def _render(output: dict[str, Any]) -> str:
 async def task(args: TaskArgs, ctx: ToolContext) -> dict[str, Any]:
     if not args.prompt.strip():
         raise InvalidInput("prompt is empty: say what the subagent should do, with the context.")
+    # The engine loads with the first call, not with every server's start.
+    from local_tools.subagents.running import RUNNING_KEY, RunningTasks, retry_key
+    from local_tools.subagents.tasks import (
+        TaskRequest,
+        background_handle,
+        prepare,
+        run_foreground,
+        start_background,
+    )
+
     running = ctx.resource(RUNNING_KEY, RunningTasks)
     key = retry_key(ctx.user_id, ctx.session_id, args.model_dump())
     request = TaskRequest(
