@@ -8,6 +8,11 @@ Two corpora, each a plain directory (not a git repository):
 - large (`--large`): the small corpus plus the extracted numpy, pandas, scipy, sympy
   and transformers wheels.
 
+Two more trees come from these without a download: the everyday tree is a folder of
+the small corpus the size of a real project checkout (`EVERYDAY`, ~2,500 files), and
+`make_big_tree` generates a source-like tree of 100,000 small files under the cache
+(made once, kept; search.py builds it when first asked).
+
 Every artifact is pinned by version, file name and sha256; wheels are fetched for one
 fixed target (CPython 3.11, manylinux x86_64) whatever the host, since they are only
 unpacked as data, never installed. The download goes through `pip download`, so the
@@ -28,6 +33,7 @@ import hashlib
 import json
 import os
 import platform
+import random
 import shutil
 import stat
 import subprocess
@@ -42,6 +48,10 @@ from typing import Any, Literal
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = ("small", "large")
+# The everyday tree: django's test suite, a folder of the small corpus (2,491 files).
+EVERYDAY = ("small", "django-5.2.8/tests")
+BIG_TREE = "tree100k"
+BIG_TREE_FILES = 100_000
 
 # Wheels are unpacked as data, so they are fetched for one fixed target everywhere:
 # the same bytes, the same tree, the same manifest on every machine.
@@ -365,6 +375,62 @@ def build(cache: Path, corpus: str, force: bool) -> dict[str, Any]:
     data = {"recipe": wanted, "manifest": manifest}
     marker_path(cache, corpus).write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     return manifest
+
+
+def everyday_root(cache: Path) -> Path | None:
+    """The everyday tree inside the small corpus, or None when that is not built."""
+    corpus, folder = EVERYDAY
+    root = cache / corpus / folder
+    return root if read_marker(cache, corpus) is not None and root.is_dir() else None
+
+
+# Lines of the generated files: code-like, with a rare token (few hits) and a common
+# one (`def test_` in one file of 8), so grep has something to find at every scale.
+_WORDS = "src lib core util api model view test docs comp reader writer parser server".split()
+_WORDS += ["client", "config", "handler", "store"]
+_EXTS = [".py", ".py", ".py", ".ts", ".md", ".json", ".go", ".txt"]
+
+
+def _tree_file(rng: random.Random, n: int) -> str:
+    lines = [f"# file {n}: {rng.choice(_WORDS)} {rng.choice(_WORDS)}"]
+    for k in range(rng.randint(3, 12)):
+        word = rng.choice(_WORDS)
+        lines.append(f"def {word}_{k}(value):\n    return {rng.choice(_WORDS)}(value, {k})")
+    if n % 8 == 0:
+        lines.append(f"def test_{rng.choice(_WORDS)}_{n}():\n    assert True")
+    if n % 4999 == 0:
+        lines.append(f"RARE_TOKEN_{n} = {n}")
+    return "\n".join(lines) + "\n"
+
+
+def make_big_tree(cache: Path, files: int = BIG_TREE_FILES) -> Path:
+    """`files` small source-like files in nested folders (made once, kept in the cache).
+
+    Deterministic (seeded), and the mtimes are set apart so newest-first is one order.
+    """
+    root = cache / BIG_TREE
+    marker = cache / f"{BIG_TREE}.complete"
+    if marker.exists() and marker.read_text("utf-8") == str(files) and root.is_dir():
+        return root
+    marker.unlink(missing_ok=True)
+    shutil.rmtree(root, ignore_errors=True)
+    rng = random.Random(7)
+    made = d = 0
+    while made < files:
+        depth = rng.randint(1, 4)
+        parts = [f"{rng.choice(_WORDS)}{rng.randint(0, 40)}" for _ in range(depth)]
+        folder = root.joinpath(*parts[:-1], f"{parts[-1]}_{d}")
+        folder.mkdir(parents=True, exist_ok=True)
+        d += 1
+        for _ in range(min(100, files - made)):
+            name = f"{rng.choice(_WORDS)}_{rng.choice(_WORDS)}{made}{rng.choice(_EXTS)}"
+            path = folder / name
+            path.write_text(_tree_file(rng, made), "utf-8")
+            stamp = 1_600_000_000 + made
+            os.utime(path, (stamp, stamp))
+            made += 1
+    marker.write_text(str(files), "utf-8")
+    return root
 
 
 def check_outside_repo(cache: Path) -> None:

@@ -1,7 +1,11 @@
 """grep and glob tools against raw ripgrep and the pure-Python fallback, on real corpora.
 
     python benchmarks/corpus.py [--large]          # once: builds the corpora
-    python benchmarks/search.py [--large] [--rounds 11]
+    python benchmarks/search.py [--large] [--rounds 11] [--no-big-tree]
+
+Trees: `everyday` (django's tests, a folder of the small corpus: a project checkout's
+size), `small`, `large` (with --large) and `tree100k` (100,000 generated files, made
+once under the cache; the costs users feel on a big checkout; no fallback there).
 
 For each corpus and query, every variant runs once to warm up (its output is the one
 checked), then all variants run interleaved for N rounds, their order rotated each
@@ -10,6 +14,9 @@ round so drift and cache state hit all alike. The table gives medians of wall ti
 - subprocess variants (raw rg): the child's CPU, from RUSAGE_CHILDREN deltas;
 - in-process variants (the tool, the fallback): time.process_time (every thread of
   this process) plus RUSAGE_CHILDREN deltas, since the tool spawns rg.
+
+"tool, two passes" is the same tool with the one-pass plan switched off (what grep
+did before it): the plans side by side in one run.
 
 Every variant's result set ({(path, line)} for grep, {path} for glob) is compared with
 raw rg's; any mismatch is printed and the script exits 1. Raw rg gets the same
@@ -38,7 +45,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import CORPORA, default_cache, format_manifest, read_marker
+from corpus import (
+    BIG_TREE,
+    CORPORA,
+    EVERYDAY,
+    default_cache,
+    everyday_root,
+    format_manifest,
+    make_big_tree,
+    read_marker,
+)
 from machine import describe
 
 TOOL_CAP = 100  # grep matches / glob files a tool call returns at most (TOOLS.md)
@@ -68,6 +84,16 @@ GREP_QUERIES = (
 GLOB_QUERIES = (
     GlobQuery("all .py", "**/*.py"),
     GlobQuery("tests .py", "**/tests/**/*.py"),
+)
+# The generated tree: a token in 21 files, `def test_` in most, nothing; globs by name.
+BIG_GREP_QUERIES = (
+    GrepQuery("few hits", r"RARE_TOKEN_\d+"),
+    GrepQuery("many hits", r"def test_\w+"),
+    GrepQuery("no hits", r"qzxv_no_such_token_\d{3}"),
+)
+BIG_GLOB_QUERIES = (
+    GlobQuery("all .py", "**/*.py"),
+    GlobQuery("all .md", "**/*.md"),
 )
 
 
@@ -112,6 +138,19 @@ def describe_list_diff(name: str, got: list[Any], want: set[Any]) -> str:
     if len(unique) != len(got):
         return f"{name}: {len(got) - len(unique)} results listed twice"
     return describe_diff(name, unique, want)
+
+
+@contextlib.contextmanager
+def two_passes() -> Iterator[None]:
+    """grep's one-pass plan switched off: it counts first, then reads the newest lines."""
+    from local_tools.search import results
+
+    single = results.grep_single_pass
+    results.grep_single_pass = lambda *args, **kwargs: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        results.grep_single_pass = single
 
 
 @contextlib.contextmanager
@@ -303,7 +342,7 @@ def in_python_engine(fn: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def grep_variants(
-    rg: str, root: Path, toolbox: Any, q: GrepQuery, tool_python: bool
+    rg: str, root: Path, toolbox: Any, q: GrepQuery, tool_python: bool, fallback: bool = True
 ) -> list[Variant]:
     base = ["--no-config", "--null", "-n", *engine_rg_flags()]
     base += ["-i"] if q.ignore_case else []
@@ -320,6 +359,10 @@ def grep_variants(
 
     def tool() -> Any:
         return toolbox.run("grep", args)
+
+    def tool_two_passes() -> Any:
+        with two_passes():
+            return toolbox.run("grep", args)
 
     variants = [
         Variant("rg", lambda: run_rg(rg, base, root), reference, lambda o: len(want), False),
@@ -339,13 +382,24 @@ def grep_variants(
             spawns_rg=True,
         ),
         Variant(
-            "fallback (pure Python)",
-            lambda: fallback_grep(root, q),
-            lambda hits: describe_list_diff("fallback", hits, want),
-            len,
+            "tool, two passes (before)",
+            tool_two_passes,
+            lambda env: check_tool_grep(env, want, root),
+            tool_count,
             True,
+            spawns_rg=True,
         ),
     ]
+    if fallback:
+        variants.append(
+            Variant(
+                "fallback (pure Python)",
+                lambda: fallback_grep(root, q),
+                lambda hits: describe_list_diff("fallback", hits, want),
+                len,
+                True,
+            )
+        )
     if tool_python:
         variants.append(
             Variant(
@@ -360,7 +414,7 @@ def grep_variants(
 
 
 def glob_variants(
-    rg: str, root: Path, toolbox: Any, q: GlobQuery, tool_python: bool
+    rg: str, root: Path, toolbox: Any, q: GlobQuery, tool_python: bool, fallback: bool = True
 ) -> list[Variant]:
     base = ["--no-config", "--files", "--null", *engine_rg_flags(), "--glob", q.pattern]
     want: set[str] = set()
@@ -387,14 +441,17 @@ def glob_variants(
             True,
             spawns_rg=True,
         ),
-        Variant(
-            "fallback (scandir)",
-            lambda: fallback_glob(root, q.pattern),
-            lambda files: describe_list_diff("fallback", files, want),
-            len,
-            True,
-        ),
     ]
+    if fallback:
+        variants.append(
+            Variant(
+                "fallback (scandir)",
+                lambda: fallback_glob(root, q.pattern),
+                lambda files: describe_list_diff("fallback", files, want),
+                len,
+                True,
+            )
+        )
     if tool_python:
         variants.append(
             Variant(
@@ -507,13 +564,14 @@ def targets_for(
             )
         )
     for label, variants in grep.items():
-        out.append(
-            Target(
-                f"{corpus}: grep fallback / rg CPU, {label}",
-                ratio(variants, "fallback (pure Python)", "cpu"),
-                1.70,
+        if any(v.name == "fallback (pure Python)" for v in variants):
+            out.append(
+                Target(
+                    f"{corpus}: grep fallback / rg CPU, {label}",
+                    ratio(variants, "fallback (pure Python)", "cpu"),
+                    1.70,
+                )
             )
-        )
     return out
 
 
@@ -573,6 +631,15 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="run the large corpus too")
     parser.add_argument("--only-large", action="store_true", help="run the large corpus only")
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument(
+        "--trees", help="comma-separated: run only these (everyday, small, large, tree100k)"
+    )
+    parser.add_argument(
+        "--no-big-tree",
+        dest="big_tree",
+        action="store_false",
+        help="leave out the 100,000-file tree (made once under the cache, ~20 s)",
+    )
     parser.add_argument("--cache", type=Path, default=default_cache())
     parser.add_argument(
         "--rg", help="the rg to use (default: the one the tools find, else CACHE/bin/rg)"
@@ -593,21 +660,39 @@ def main() -> None:
     from local_tools import Toolbox
 
     corpora = ["large"] if opts.only_large else list(CORPORA if opts.large else CORPORA[:1])
-    roots = {}
+    roots: dict[str, tuple[Path, str]] = {}
     for corpus in corpora:
         marker = read_marker(cache, corpus)
         if marker is None:
             flag = " --large" if corpus == "large" else ""
             raise SystemExit(f"no {corpus} corpus in {cache}: run benchmarks/corpus.py{flag}")
-        roots[corpus] = (cache / corpus, marker["manifest"])
+        if corpus == "small" and not opts.only_large:
+            everyday = everyday_root(cache)
+            if everyday is not None:
+                files = sum(1 for p in everyday.rglob("*") if not p.is_dir())
+                roots["everyday"] = (everyday, f"everyday: {EVERYDAY[1]} of small, {files} files")
+        roots[corpus] = (
+            cache / corpus,
+            format_manifest(corpus, cache / corpus, marker["manifest"]),
+        )
+    if opts.big_tree and not opts.only_large:
+        big_root = make_big_tree(cache)
+        roots[BIG_TREE] = (
+            big_root,
+            f"{BIG_TREE}: 100,000 generated files (corpus.py make_big_tree)",
+        )
 
+    if opts.trees:
+        roots = {name: roots[name] for name in opts.trees.split(",") if name in roots}
     print("# Search tools: grep and glob against raw rg")
     print()
     print(f"- machine: {describe()}")
     print(f"- rg: {rg_version(rg)} ({rg}), the one the tools run")
     print(f"- walk flags (the tools', given to raw rg too): `{' '.join(engine_rg_flags())}`")
-    for corpus, (root, manifest) in roots.items():
-        print(f"- corpus {format_manifest(corpus, root, manifest)}")
+    for corpus, (root, about) in roots.items():
+        print(
+            f"- tree {about}  [{root}]" if corpus in ("everyday", BIG_TREE) else f"- corpus {about}"
+        )
     print(f"- {opts.rounds} rounds, interleaved (order rotated each round), medians")
     print(f"- load average at start: {load()}")
     extra_tools = tools_to_add()
@@ -630,9 +715,10 @@ def main() -> None:
             print()
             print("| query | variant | wall ms | × rg | CPU ms | × rg CPU | results | check |")
             print("|---|---|--:|--:|--:|--:|--:|---|")
+            big = corpus == BIG_TREE
             if opts.only != "glob":
-                for gq in GREP_QUERIES:
-                    variants = grep_variants(rg, root, toolbox, gq, opts.tool_python)
+                for gq in BIG_GREP_QUERIES if big else GREP_QUERIES:
+                    variants = grep_variants(rg, root, toolbox, gq, opts.tool_python, not big)
                     bench(variants, opts.rounds)
                     grep_runs[gq.label] = variants
                     flag = " -i" if gq.ignore_case else ""
@@ -644,8 +730,8 @@ def main() -> None:
                     ]
                     sys.stdout.flush()
             if opts.only != "grep":
-                for lq in GLOB_QUERIES:
-                    variants = glob_variants(rg, root, toolbox, lq, opts.tool_python)
+                for lq in BIG_GLOB_QUERIES if big else GLOB_QUERIES:
+                    variants = glob_variants(rg, root, toolbox, lq, opts.tool_python, not big)
                     bench(variants, opts.rounds)
                     glob_runs[lq.label] = variants
                     print_table(f"glob `{lq.pattern}`", variants)

@@ -5,7 +5,8 @@
 - `ripgrep`: finding rg and running it (bounded, killed on cancel);
 - `grep_fallback`, `walk`, `regex_translate`: the pure-Python engine;
 - `glob_match`, `ignore`: globs and ignore files with ripgrep's rules;
-- `scope`, `results`: what is searched, and the newest-first, capped answers.
+- `scope`, `results`, `newest`: what is searched, and the newest-first, capped answers;
+- `grep_single`: grep's one streamed rg pass (counting first only for huge outputs).
 """
 
 from local_tools.search.engine import (

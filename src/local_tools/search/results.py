@@ -4,31 +4,34 @@ glob: every matching file is counted and stat'ed (its mtime), and the newest N a
 kept — over all matches, not the first N found. That one lstat per match is the
 floor of glob's cost beyond ripgrep's own listing.
 
-grep: two passes. The first has the engine count matching lines per file (no line
-text crosses the pipe), which gives the exact total and the files to stat — only
-those that matched. The second reads the lines of just the newest files needed for
-N matches, and stops at the Nth match and its trailing context (ripgrep gets
-`--max-count` and is killed once enough was read). Output never grows with the
-number of matches. (Measured alternative: a first streaming pass that switches to
-counting once it passes N matches. It saves the second rg start when there are few
-matches, but its partial pass is wasted whenever there are many — 20-50 ms before rg
-happens to reach the N+1st match — so counting first is faster overall.)
+grep, with ripgrep: one streamed rg pass (`grep_single`) gives the exact total and
+the lines of the newest files needed for N matches, unless its output grows past
+what is worth reading; then two passes. The first has the engine count matching
+lines per file (no line text crosses the pipe), which gives the exact total and
+the files to stat — only those that matched. The second reads the lines of just
+the newest files needed for N matches, and stops at the Nth match and its trailing
+context (ripgrep gets `--max-count` and is killed once enough was read). Both give
+the same answer; the pure-Python engine always counts first (its counting skips
+cutting out lines). Output never grows with the number of matches. (Tried before: a
+first pass switching to counting at N+1 matches; with many matches it threw away
+20-50 ms, so the one pass here gives way only past `grep_single.MAX_STREAM` bytes.)
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
 import operator
 import os
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from local_tools.search.engine import Engine
 from local_tools.search.glob_match import PathGlob
-from local_tools.search.scope import LineEvent, Query, Scope
+from local_tools.search.grep_single import grep_single_pass
+from local_tools.search.newest import GrepResult, Mtimes, cap_events
+from local_tools.search.ripgrep import RgEngine
+from local_tools.search.scope import Query, Scope
 from local_tools.search.text_search import read_text
-from local_tools.security.syscalls import DIR_FLAGS
 
 __all__ = ["GlobResult", "GrepResult", "cap_events", "glob_files", "grep_lines"]
 
@@ -46,15 +49,6 @@ class GlobResult:
     files: list[str]  # display paths, newest first
     total: int
     left_out: int = 0  # matching files the policy hides
-
-
-@dataclass
-class GrepResult:
-    events: list[LineEvent] = field(default_factory=list)  # base-relative paths
-    total: int = 0  # matching lines, in all files that may be shown
-    files: int = 0  # files with matches
-    left_out: int = 0  # files with matches the policy hides
-    binary: bool = False  # `path` is a binary file, not searched
 
 
 def _acceptor(
@@ -82,39 +76,6 @@ def _selector(
     return lambda paths: pattern.select(paths, skip)
 
 
-class _Mtimes:
-    """Newest-first sort keys, by lstat relative to an open handle on the base folder.
-
-    A relative lstat saves the kernel walking the base path again for every file
-    (about a quarter of the cost per file, measured on 4,600 files).
-    """
-
-    def __init__(self, scope: Scope) -> None:
-        self._fd: int | None = None
-        if os.stat in os.supports_dir_fd:
-            try:
-                self._fd = os.open(scope.base, DIR_FLAGS)
-            except OSError:
-                self._fd = None
-        abspath = scope.abspath
-        self.lstat: Callable[[str], os.stat_result] = (
-            functools.partial(os.lstat, dir_fd=self._fd)
-            if self._fd is not None
-            else lambda path: os.lstat(abspath(path))
-        )
-
-    def key(self, path: str) -> int | None:
-        try:
-            return -self.lstat(path).st_mtime_ns
-        except OSError:
-            return None  # gone since it was listed
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
 def glob_files(
     engine: Engine,
     scope: Scope,
@@ -129,7 +90,7 @@ def glob_files(
     # newest `limit` are kept whenever the lists grow past a bound.
     select = _selector(engine, scope, pattern)
     display = scope.display
-    mtimes = _Mtimes(scope)
+    mtimes = Mtimes(scope)
     lstat = mtimes.lstat
     times: list[int] = []
     kept: list[str] = []
@@ -184,21 +145,6 @@ def _still_there(
     return kept, times
 
 
-def cap_events(events: Iterable[LineEvent], limit: int, context: int) -> Iterator[LineEvent]:
-    """Events up to the `limit`th match and its trailing context lines."""
-    seen = 0
-    last: LineEvent | None = None
-    for ev in events:
-        if seen >= limit:
-            assert last is not None
-            if ev.is_match or ev.path != last.path or ev.line > last.line + context:
-                return
-        elif ev.is_match:
-            seen += 1
-            last = ev
-        yield ev
-
-
 def grep_lines(
     engine: Engine,
     scope: Scope,
@@ -215,7 +161,19 @@ def grep_lines(
         include, allowed = None, None  # the path itself was authorized by the runner
     name_globs = include.name_globs if include is not None else None
     accept = _acceptor(engine, scope, include)
-
+    if isinstance(engine, RgEngine) and limit > 0:
+        single = grep_single_pass(
+            engine,
+            scope,
+            query,
+            name_globs=name_globs,
+            accept=accept,
+            allowed=allowed,
+            limit=limit,
+            check=check,
+        )
+        if single is not None:
+            return single
     return _counted(engine, scope, query, name_globs, accept, allowed, limit, check)
 
 
@@ -232,7 +190,7 @@ def _counted(
     """Exact totals from a counting pass, then lines of only the newest files needed."""
     result = GrepResult()
 
-    mtimes = _Mtimes(scope)
+    mtimes = Mtimes(scope)
 
     def counted() -> Iterator[tuple[int, str, int]]:
         for path, n in engine.counts(

@@ -5,7 +5,8 @@ Where rg comes from: `$LOCAL_TOOLS_RG` if set, else `rg` on PATH, else the one t
 not on PATH when the venv is not activated). Versions before 13 are not used.
 
 How it runs: `--no-config` (no user config can add flags), plain `--null` output (a
-NUL after each path; `--json` costs 3.5x on many hits), its own process group, stdin
+NUL after each path; `--json` costs 3.5x on many hits; grep's one pass reads
+`--heading` output, each path once), its own process group, stdin
 closed, stdout read as it arrives. Reading stops as soon as the caller has enough and
 the process is killed then, or when the call is cancelled or times out: the loop
 reading stdout and stderr checks the call's cancellation at least every 20 ms (on
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from local_tools.core.errors import ExecutionError, InvalidInput
 from local_tools.search.scope import LineEvent, Query, Scope
 
-__all__ = ["RG_ENV", "WALK_FLAGS", "RgEngine", "Ripgrep", "find_rg"]
+__all__ = ["RG_ENV", "WALK_FLAGS", "RgEngine", "Ripgrep", "decode_path", "find_rg", "line_text"]
 
 RG_ENV = "LOCAL_TOOLS_RG"
 MIN_VERSION = (13, 0, 0)
@@ -132,7 +133,7 @@ def _decode_block(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape") if _UTF8_PATHS else os.fsdecode(raw)
 
 
-def _decode_path(raw: bytes) -> str:
+def decode_path(raw: bytes) -> str:
     return _decode_block(raw[2:] if raw.startswith(b"./") else raw)
 
 
@@ -311,7 +312,7 @@ def _type_args(name_globs: list[str] | None) -> list[str]:
     return [*args, "--type", _TYPE]
 
 
-def _line_text(raw: bytes) -> str:
+def line_text(raw: bytes) -> str:
     m = _CUT_MARKER.search(raw)
     if m is not None and m.start() >= RG_MAX_COLUMNS - 2:
         raw = raw[: m.start()]
@@ -387,9 +388,36 @@ class RgEngine:
             count = count.rstrip(b"\r")  # with --crlf, rg ends summary lines with CRLF
             if not sep or not count.isdigit():
                 continue
-            decoded = _decode_path(path)
+            decoded = decode_path(path)
             if accept is None or accept(decoded):
                 yield decoded, int(count)
+
+    def _line_args(self, query: Query) -> list[str]:
+        argv = [self.rg.path, *_COMMON, "--line-number"]
+        argv += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
+        argv.append("--no-context-separator")
+        if query.context:
+            argv += ["--context", str(query.context)]
+        return argv
+
+    def heading_blocks(
+        self,
+        scope: Scope,
+        query: Query,
+        *,
+        name_globs: list[str] | None = None,
+        check: Check | None = None,
+    ) -> Generator[bytes, None, None]:
+        """The scope's matching lines in `--heading` form, in blocks of whole lines.
+
+        Each file comes whole (rg prints a file's lines at once, even with several
+        threads): its path and a NUL, then its lines, `N:text` for a match and
+        `N-text` for context, and an empty line before the next file. Closing the
+        generator kills rg.
+        """
+        argv = [*self._line_args(query), "--heading", *self._search_args(query)]
+        argv += [*self._walk(scope, name_globs), *self._target(scope)]
+        yield from _run_blocks(argv, scope, b"\n", check, scope.parent_lines)
 
     def lines(
         self,
@@ -402,11 +430,7 @@ class RgEngine:
         accept: Accept | None = None,
         check: Check | None = None,
     ) -> Generator[LineEvent, None, None]:
-        argv = [self.rg.path, *_COMMON, "--line-number", "--no-heading"]
-        argv += [f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
-        argv.append("--no-context-separator")
-        if query.context:
-            argv += ["--context", str(query.context)]
+        argv = [*self._line_args(query), "--no-heading"]
         if max_per_file is not None:
             argv += ["--max-count", str(max_per_file)]
         argv += self._search_args(query)
@@ -425,9 +449,9 @@ class RgEngine:
             m = _RECORD.match(rest) if sep else None
             if m is None:
                 continue  # "binary file matches" notices and the like
-            path = _decode_path(path_raw)
+            path = decode_path(path_raw)
             if path != current:
                 current, keep = path, accept is None or accept(path)
             if keep:
-                text = _line_text(rest[m.end() :])
+                text = line_text(rest[m.end() :])
                 yield LineEvent(path, int(m.group(1)), text, m.group(2) == b":")
