@@ -32,6 +32,7 @@ __all__ = [
     "ChangesFunc",
     "Hints",
     "Output",
+    "QuickFunc",
     "Tool",
     "omitted",
     "tool",
@@ -47,12 +48,19 @@ RenderFunc = Callable[[Any], str]
 # (a command), or None for nothing this time (a dry run, a read-only command).
 ChangesFunc = Callable[[Any, "ToolContext"], "Sequence[str] | str | None"]
 CHANGES_ROOTS = "roots"
+# Whether this call of a sync tool cannot block for long (read_file of a small local
+# file): the runner then runs it inline, without the worker-thread hop.
+QuickFunc = Callable[[Any, "ToolContext"], bool]
 
 
 class Args(BaseModel):
-    """Base for tool argument models: unknown fields are an error, not silently dropped."""
+    """Base for tool argument models: unknown fields are an error, not silently dropped.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Built when first used (``defer_build``): a server imports every tool at start but
+    validates with few of them, and tools/list's declarations are cached
+    (`transports/mcp_listing.py`), so most models are never built in a session."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class NoArgs(Args):
@@ -69,7 +77,7 @@ class Output(BaseModel):
     ``T``: never null when present), ``T | None`` one it may send as null.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when first used, as Args
 
 
 def omitted(description: str, **kwargs: Any) -> Any:
@@ -132,6 +140,8 @@ class Tool:
     output_model: type[BaseModel] | None = None
     # Declared by tools that change files (see ChangesFunc); None: it changes none.
     changes: ChangesFunc | None = None
+    # Declared by sync tools some of whose calls are short (see QuickFunc).
+    quick: QuickFunc | None = None
 
     def __post_init__(self) -> None:
         for name in (self.name, *self.aliases):
@@ -250,6 +260,7 @@ def tool(
     timeout: float | None = None,
     output: type[BaseModel] | None = None,
     changes: ChangesFunc | None = None,
+    quick: QuickFunc | None = None,
 ) -> Callable[[Callable[[A, ToolContext], Any | Awaitable[Any]]], Tool]:
     """Declare a tool from a function; the description defaults to its docstring.
 
@@ -275,6 +286,7 @@ def tool(
             timeout=timeout,
             output_model=output,
             changes=changes,
+            quick=quick,
         )
 
     return decorate

@@ -6,16 +6,22 @@ case, no trailing dot; so a rule naming a host matches however a URL spells it.
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
+
 import idna
 
 from local_tools.core.errors import InvalidInput
+
+if TYPE_CHECKING:  # httpx (and httpcore) load with the first URL, not at start
+    import httpx
 
 __all__ = ["host_key", "parse_url", "rule_host", "url_host"]
 
 
 def parse_url(url: str) -> httpx.URL:
     """The URL as httpx will use it; InvalidInput unless it is an absolute http(s) URL."""
+    import httpx
+
     try:
         parsed = httpx.URL(url.strip())
         host = parsed.host  # decodes an xn-- label: may fail (IDNAError is a ValueError)
@@ -35,6 +41,8 @@ def url_host(url: str) -> str:
     """The host a URL reaches, as the permission rules see it (userinfo left out, so
     ``http://good.com@127.0.0.1/`` is 127.0.0.1, a trailing dot too); the text itself
     when unparsable."""
+    import httpx
+
     try:
         return rule_host(httpx.URL(url.strip())) or url
     except (httpx.InvalidURL, TypeError, ValueError):

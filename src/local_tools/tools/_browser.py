@@ -4,18 +4,18 @@ the common argument and output fields. The browser itself is `local_tools.browse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import Field
 
-from local_tools.browser import BrowserSession, find_executable
-from local_tools.browser.downloads import Downloads
-from local_tools.browser.session import Gate
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import Conflict, PermissionDenied
 from local_tools.core.tool import Args, Hints, Output, Tool, omitted, tool
-from local_tools.security import net
 from local_tools.tools import _web
+
+if TYPE_CHECKING:  # the browser engine loads with the first call, not with every start
+    from local_tools.browser import BrowserSession
+    from local_tools.browser.session import Gate
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -72,6 +72,9 @@ class PageOutput(Output):
 
 def session(ctx: ToolContext) -> BrowserSession:
     """The toolbox's browser (started on its first call, closed with the toolbox)."""
+    from local_tools.browser import BrowserSession, find_executable
+    from local_tools.browser.downloads import Downloads
+
     settings = ctx.config.browser
 
     def start() -> BrowserSession:
@@ -88,6 +91,7 @@ def gate(ctx: ToolContext) -> Gate:
     """The policy's `network:outbound` decision for the pages' own top-level navigations
     (a click, a form, a script, a redirect): the runner's rules for this call's user,
     decided without asking, since nobody can be asked from inside a page load."""
+    from local_tools.browser.session import Gate
 
     def decide(host: str, url: str) -> str | None:
         try:
@@ -119,6 +123,8 @@ def gate(ctx: ToolContext) -> Gate:
 
 def current_host(ctx: ToolContext) -> str:
     """The host of the page a script would run in (the browser's current page)."""
+    from local_tools.security import net  # httpx loads with the first call
+
     browser = ctx.resources.peek(RESOURCE_KEY) if ctx.resources else None
     page = getattr(browser, "page", None)
     return net.url_host(page.url) if page is not None else "about:blank"
@@ -134,6 +140,8 @@ async def authorize_script(ctx: ToolContext, what: str) -> str:
 
 def require_host(browser: BrowserSession, host: str) -> None:
     """Under the call's turn: the page is still on the host the script was approved for."""
+    from local_tools.security import net  # httpx loads with the first call
+
     now = net.url_host(browser.page.url)
     if now != host:
         raise Conflict(

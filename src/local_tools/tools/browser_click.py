@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from local_tools.browser import BrowserSession
 from local_tools.tools import _browser
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserClickArgs", "browser_click"]
 

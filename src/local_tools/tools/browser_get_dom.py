@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import NotFound
 from local_tools.core.tool import Hints, omitted, tool
 from local_tools.tools import _browser
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserGetDomArgs", "BrowserGetDomOutput", "browser_get_dom"]
 

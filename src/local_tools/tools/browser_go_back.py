@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from local_tools.browser import BrowserSession
+from typing import TYPE_CHECKING
+
 from local_tools.tools import _browser
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["browser_go_back"]
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Hints, Output, omitted, tool
 from local_tools.tools import _browser
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserLaunchArgs", "BrowserLaunchOutput", "browser_launch"]
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import PermissionDenied
 from local_tools.core.tool import Hints, tool
-from local_tools.security import net
 from local_tools.tools import _browser, _web
 from local_tools.web.url_arg import WebUrl
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserNavigateArgs", "BrowserNavigateOutput", "browser_navigate"]
 
@@ -58,6 +59,8 @@ def _render(output: dict[str, Any]) -> str:
     output=BrowserNavigateOutput,
 )
 async def browser_navigate(args: BrowserNavigateArgs, ctx: ToolContext) -> dict[str, Any]:
+    from local_tools.security import net  # httpx loads with the first call
+
     url = str(net.parse_url(args.url))
 
     async def navigate(browser: BrowserSession) -> dict[str, Any]:

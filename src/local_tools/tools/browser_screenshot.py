@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.tool import Hints, Output, omitted, tool
 from local_tools.tools import _browser
 from local_tools.tools._common import file_subjects, shown_path
 from local_tools.tools._image import image_size
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserScreenshotArgs", "BrowserScreenshotOutput", "browser_screenshot"]
 

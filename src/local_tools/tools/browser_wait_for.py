@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from local_tools.browser import BrowserSession
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ToolTimeout
 from local_tools.core.tool import Hints, tool
 from local_tools.tools import _browser
+
+if TYPE_CHECKING:  # the browser engine loads with the first call
+    from local_tools.browser import BrowserSession
 
 __all__ = ["BrowserWaitForArgs", "browser_wait_for"]
 

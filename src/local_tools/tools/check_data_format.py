@@ -11,7 +11,6 @@ from pydantic import Field, field_validator
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.knowledge.validate import format_of, parse, validate
 from local_tools.tools._common import file_subjects
 
 MAX_FILE = 10 * 1024 * 1024
@@ -92,6 +91,9 @@ def check_data_format(args: CheckDataFormatArgs, ctx: ToolContext) -> dict[str, 
 
     A file that does not parse, or an invalid schema, is INVALID_INPUT.
     """
+    # The validator loads with the first call, not with every server's start.
+    from local_tools.knowledge.validate import format_of, parse, validate
+
     fmt = format_of(args.path)
     document = parse(_read(ctx, args.path), fmt, args.path)
     if args.inline:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, omitted, tool
-from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.web.convert import decode_text
 from local_tools.web.url_arg import WebUrl
+
+if TYPE_CHECKING:  # httpx loads with the first call, not with every start
+    from local_tools.security import net
 
 __all__ = ["HttpRequestArgs", "HttpRequestOutput", "http_request"]
 

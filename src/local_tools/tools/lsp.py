@@ -16,9 +16,6 @@ from local_tools.lsp.after_change import (
     DiagnosticsReport,
     with_diagnostics,
 )
-from local_tools.lsp.navigation import Navigator
-from local_tools.lsp.rename import check_writable, rename_commit, rename_output, rename_plan
-from local_tools.lsp.requests import LspRequest, validate
 from local_tools.tools._common import file_subjects
 
 __all__ = ["lsp"]
@@ -157,6 +154,11 @@ async def _thread(ctx: ToolContext, func: Callable[..., T], *args: Any) -> T:
     changes=lambda args, ctx: CHANGES_ROOTS if args.operation == "rename" and args.apply else None,
 )
 async def lsp(args: LspArgs, ctx: ToolContext) -> dict[str, Any]:
+    # The language-server client loads with the first call, not with every server's start.
+    from local_tools.lsp.navigation import Navigator
+    from local_tools.lsp.rename import check_writable, rename_commit, rename_output, rename_plan
+    from local_tools.lsp.requests import LspRequest, validate
+
     req = LspRequest(**args.model_dump())
     validate(req)
     nav = await _thread(ctx, Navigator, ctx)

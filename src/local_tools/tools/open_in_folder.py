@@ -6,7 +6,6 @@ from typing import Any
 
 from pydantic import Field
 
-from local_tools import desktop
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import NotFound
 from local_tools.core.tool import Args, Hints, Output, tool
@@ -48,5 +47,7 @@ def open_in_folder(args: OpenInFolderArgs, ctx: ToolContext) -> dict[str, Any]:
     real = ctx.jail.resolve(args.path)
     if not real.exists():
         raise NotFound(f"{shown_path(ctx, args.path)} does not exist: nothing to show.")
+    from local_tools import desktop  # loads with the first call, not with every start
+
     command = desktop.reveal(real)
     return {"path": ctx.jail.display(real), "command": command}

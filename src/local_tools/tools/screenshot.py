@@ -8,7 +8,6 @@ from typing import Any
 
 from pydantic import Field
 
-from local_tools import desktop
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, omitted, tool
 
@@ -61,6 +60,8 @@ def _subject(args: ScreenshotArgs, ctx: ToolContext) -> Sequence[str]:
     output=ScreenshotOutput,
 )
 def screenshot(args: ScreenshotArgs, ctx: ToolContext) -> dict[str, Any]:
+    from local_tools import desktop  # loads with the first call, not with every start
+
     shot = desktop.capture(args.monitor)
     return {
         "mime_type": "image/png",

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import InvalidInput, NetworkError, PermissionDenied
 from local_tools.core.tool import Args, Hints, Output, omitted, tool
-from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.tools._image import image_mime, image_size
 from local_tools.tools._pdf import pdf_lines
 from local_tools.web.convert import convert_html, decode_text
 from local_tools.web.robots import ROBOTS_AGENT, robots_allows
 from local_tools.web.url_arg import WebUrl
+
+if TYPE_CHECKING:  # httpx loads with the first call, not with every start
+    from local_tools.security import net
 
 __all__ = ["WebFetchArgs", "WebFetchOutput", "web_fetch"]
 
@@ -127,6 +129,8 @@ def _render(output: dict[str, Any]) -> str:
     output=WebFetchOutput,
 )
 async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> dict[str, Any]:
+    from local_tools.security import net  # httpx loads with the first call
+
     url = str(net.parse_url(args.url))
     cached = ctx.session.get(_CACHE_KEY)
     if args.start_index and cached is not None and cached[0] == (url, args.format):
@@ -252,6 +256,8 @@ def _http_error(response: net.WebResponse) -> NetworkError:
 
 
 async def _check_robots(ctx: ToolContext, url: str, timeout: float) -> None:
+    from local_tools.security import net  # httpx loads with the first call
+
     target = net.parse_url(url)
     robots_url = str(target.copy_with(path="/robots.txt", query=None, fragment=None))
     try:

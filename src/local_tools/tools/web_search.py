@@ -9,7 +9,6 @@ from pydantic import BaseModel, Field
 
 from local_tools.core.context import ToolContext
 from local_tools.core.tool import Args, Hints, Output, tool
-from local_tools.security import net
 from local_tools.tools import _web
 from local_tools.web import search as engine
 
@@ -64,6 +63,8 @@ def _settings(ctx: ToolContext) -> tuple[engine.Provider, str, str]:
 def _subjects(args: WebSearchArgs, ctx: ToolContext) -> Sequence[str]:
     """The provider's host. Unconfigured, the call fails here, before anyone is asked to
     approve a search that cannot run, with the setting that is missing."""
+    from local_tools.security import net  # httpx loads with the first call
+
     _provider, endpoint, _key = _settings(ctx)
     return [net.url_host(endpoint)]
 
@@ -82,6 +83,8 @@ def _subjects(args: WebSearchArgs, ctx: ToolContext) -> Sequence[str]:
     output=WebSearchOutput,
 )
 async def web_search(args: WebSearchArgs, ctx: ToolContext) -> dict[str, Any]:
+    from local_tools.security import net  # httpx loads with the first call
+
     provider, endpoint, key = _settings(ctx)
     # The endpoint is the user's own setting (a self-hosted SearXNG is often on the LAN),
     # so its host is reachable even when private; the query cannot change where it goes.

@@ -2,8 +2,9 @@
 
 Thin: tools/list turns `Tool`s into MCP tools, tools/call turns a call into
 `Toolbox.arun(...)` and the envelope into a `CallToolResult`. The runner validates,
-authorizes, bounds and audits. The only module that imports the `mcp` SDK (its
-import costs about a second), so `import local_tools` stays light.
+authorizes, bounds and audits. With its mcp_*.py helpers, the only modules that import
+the `mcp` SDK (its import costs about half a second), so `import local_tools` stays
+light. tools/list's declarations are built once (`mcp_listing.py`).
 
 `ask` permissions become an elicitation form when the client declared elicitation:
 a server-to-client request on legacy protocol versions, an `InputRequiredResult`
@@ -48,6 +49,7 @@ from local_tools.interact.mcp_asker import McpAsker
 from local_tools.interact.mcp_elicit import InputRequired, RoundTripElicit
 from local_tools.serving.workspaces import WorkspaceToolboxes
 from local_tools.toolbox import Toolbox
+from local_tools.transports.mcp_listing import McpDeclarations
 from local_tools.transports.mcp_prompts import get_prompt, list_prompts
 from local_tools.transports.schemas import BINARY_SUFFIX, to_mcp
 
@@ -85,6 +87,7 @@ class LocalToolsMcp:
         self.events = InMemorySubscriptionBus()
         self._announced: Path | None = None
         self.elicit = RoundTripElicit()
+        self._declarations: dict[Path, McpDeclarations] = {}  # per state dir
         if self._fixed is not None:
             # A broken config is logged at start, not at the first call.
             self._toolboxes.load(self._fixed)
@@ -138,6 +141,7 @@ class LocalToolsMcp:
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         tb = self._toolboxes.load(await self._workspace(ctx))
+        state_dir = tb.state_dir if tb is not None else self.state_dir
         if tb is not None:
             tools = tb.listed(user_id=USER_ID, session_id=_session_id(ctx))
         else:  # a broken config: what the profile would list, each call says what to fix
@@ -146,7 +150,10 @@ class LocalToolsMcp:
             except UnknownProfile:  # one of the broken config's own, or a typo
                 profile = resolve_profile(DEFAULT_PROFILE)
             tools = [t for t in _builtin_tools() if t.name != "invalid" and profile.lists(t)]
-        return types.ListToolsResult(tools=[mcp_tool(t) for t in tools])
+        declarations = self._declarations.get(state_dir)
+        if declarations is None:
+            declarations = self._declarations[state_dir] = McpDeclarations(state_dir)
+        return types.ListToolsResult(tools=declarations.tools(tools))
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
