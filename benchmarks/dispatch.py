@@ -5,6 +5,11 @@ median time per call and the overhead over the raw call. The trivial tool echoes
 its argument, so everything above the raw call is the runner: argument validation,
 permission check, envelope, audit write (batched into SQLite), timing.
 
+Then read_file of a small file through the whole runner (audited): inline, as a small
+regular file on a local disk now runs, against the same tool through the worker-thread
+hop every sync tool took before (a copy of the tool without its `quick` check), with a
+plain open-and-read of the file as the floor.
+
 Then 25 read_file calls made as one `batch` against the same 25 calls awaited one
 after another, side by side (each through the whole runner, audited).
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import statistics
 import sys
@@ -27,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from local_tools import Args, Toolbox, ToolContext, tool
+from local_tools.tools.read_file import read_file
 from machine import describe
 
 
@@ -130,7 +137,63 @@ def main() -> None:
         spread = f"{min(values):.2f}..{max(values):.2f}"
         print(f"{name:<32} {med:>15.2f} {med - base:>12.2f} {spread:>16}")
     print()
+    read_inline_vs_worker(tmp, loop, opts.rounds, opts.calls // 4)
+    print()
     batch_vs_sequential(tmp, loop, opts.rounds, opts.batches)
+
+
+def read_inline_vs_worker(
+    tmp: Path, loop: asyncio.AbstractEventLoop, rounds: int, calls: int
+) -> None:
+    """read_file of a 30-line file: inline (quick) vs the worker hop vs open+read."""
+    ws = tmp / "read-ws"
+    ws.mkdir()
+    small = ws / "small.txt"
+    small.write_text("".join(f"line {i}: some text of a small file\n" for i in range(30)))
+    # The same tool without its `quick` check (a field-wise copy leaves it out): every
+    # call takes the worker-thread hop, as every read did before.
+    hop = dataclasses.replace(read_file, name="read_file_hop", aliases=())
+    assert getattr(hop, "quick", None) is None
+    tb = Toolbox(ws, state_dir=tmp / "read-state", tools=[hop], plugins=False)
+    args = {"path": "small.txt", "limit": 20}
+
+    def floor(n: int) -> None:
+        for _ in range(n):
+            with open(small, "rb") as f:
+                f.read().decode().splitlines()[:20]
+
+    def through(name: str) -> Callable[[int], None]:
+        async def many(n: int) -> None:
+            for _ in range(n):
+                assert (await tb.arun(name, args, transport="http"))["success"]
+
+        def timed(n: int) -> None:
+            loop.run_until_complete(many(n))
+            assert tb.audit is not None
+            tb.audit.flush()
+
+        return timed
+
+    variants = {
+        "open + read + split (floor)": floor,
+        "arun read_file, inline": through("read_file"),
+        "arun read_file, worker hop": through("read_file_hop"),
+    }
+    for fn in variants.values():
+        fn(max(calls // 20, 10))
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            samples[name].append(per_call_us(fn, calls))
+    tb.close()
+    hop_med = statistics.median(samples["arun read_file, worker hop"])
+    print("# read_file of a 30-line file (20 lines read), audited, transport http")
+    print(f"# {rounds} rounds, {calls} calls each, interleaved")
+    print(f"{'variant':<32} {'median µs/call':>15} {'vs worker hop':>14} {'min..max':>16}")
+    for name, values in samples.items():
+        med = statistics.median(values)
+        spread = f"{min(values):.2f}..{max(values):.2f}"
+        print(f"{name:<32} {med:>15.2f} {med / hop_med:>13.2f}× {spread:>16}")
 
 
 BATCH = 25  # the most one batch takes

@@ -299,7 +299,7 @@ def in_process(ws: Path, state: Path, body: bytes, calls: int = 3000) -> list[st
     from local_tools.transports.http_server import ServerState, build_app
 
     tb = Toolbox(ws, state_dir=state / "in-process")
-    app = build_app(ServerState(tb, "t" * 64, "127.0.0.1", 1))
+    app = build_app(ServerState(tb, lambda: "t" * 64, "127.0.0.1", 1))
     scope = {
         "type": "http", "method": "POST", "path": "/exec", "raw_path": b"/exec",
         "query_string": b"", "root_path": "", "scheme": "http", "http_version": "1.1",

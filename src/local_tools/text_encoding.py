@@ -85,13 +85,18 @@ def choose_codec(name: str, head: bytes) -> TextCodec:
     return TextCodec(name, 0, _splits_bytes(name))
 
 
+# Control bytes that do not occur in text (tab, newline, form feed, CR and ESC do).
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
+
+
 def looks_binary(head: bytes) -> bool:
     """NUL bytes, or many control bytes, in the first bytes of a file."""
     if b"\0" in head:
         return True
     if not head:
         return False
-    control = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27))
+    # Counted in C (translate deletes them): a loop over the bytes costs ~50 µs a call.
+    control = len(head) - len(head.translate(None, _CONTROL))
     return control / len(head) > 0.3
 
 

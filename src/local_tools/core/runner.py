@@ -15,9 +15,8 @@ import functools
 import itertools
 import logging
 import os
-import sys
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from local_tools.core.output import bound_text
 from local_tools.core.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from local_tools.core.registry import Registry
 from local_tools.core.resources import Resources
+from local_tools.core.runner_deadline import cancelling, with_deadline
 from local_tools.core.tool import Tool
 from local_tools.core.validation import describe_validation_error
 from local_tools.interact.audited import ANSWER_TOOL, AuditedAsker
@@ -240,15 +240,42 @@ class Runner:
         says ask, the worker returns before the tool runs, the person is asked here on
         the loop (no deadline: a person may take a while), and a second hop runs the
         tool. The checks are the same as for any other tool, in the same order.
+
+        A call the tool says cannot block for long (`_is_quick`) takes the same steps
+        inline instead: the hop would cost more than the call (asked again after an
+        ask: the file may have changed meanwhile).
         """
-        out = await self._in_worker(tool, ctx, self._run_blocking, tool, args, ctx, True)
+        run = self._run_blocking
+        if self._is_quick(tool, args, ctx):
+            out = contextvars.copy_context().run(run, tool, args, ctx, True)
+        else:
+            out = await self._in_worker(tool, ctx, run, tool, args, ctx, True)
         if isinstance(out, _Ask):
             assert tool.permission is not None
             await self.policy.authorize(
                 ctx.user_id, tool.permission, out.subjects, ctx.asker, tool=tool.name
             )
-            out = await self._in_worker(tool, ctx, self._run_blocking, tool, args, ctx, False)
+            if self._is_quick(tool, args, ctx):
+                out = contextvars.copy_context().run(run, tool, args, ctx, False)
+            else:
+                out = await self._in_worker(tool, ctx, run, tool, args, ctx, False)
         return out
+
+    @staticmethod
+    def _is_quick(tool: Tool, args: BaseModel, ctx: ToolContext) -> bool:
+        """Whether this call of a sync tool may skip the worker: the tool's `quick`
+        says it cannot block for long (read_file: a small regular file on a local disk)
+        and the tool changes no files (a checkpoint would copy them first). When in
+        doubt, no: a call that may block (a FIFO, a network filesystem, a huge file)
+        must run in a worker, so that its deadline can free the caller."""
+        quick = tool.quick
+        if quick is None or tool.changes is not None:
+            return False
+        try:
+            return bool(quick(args, ctx))
+        except Exception:
+            log.debug("%s's quick check failed; running it in a worker", tool.name, exc_info=True)
+            return False
 
     def _run_blocking(self, tool: Tool, args: BaseModel, ctx: ToolContext, check: bool) -> Any:
         """In the worker: decide (with `check`) then run and bound; `_Ask` when a rule asks."""
@@ -311,7 +338,7 @@ class Runner:
             return await future
         except asyncio.CancelledError:
             ctx.cancel()
-            if expired and not _cancelling():
+            if expired and not cancelling():
                 raise self._timed_out(tool, limit) from None
             raise  # cancelled from outside
         finally:
@@ -322,7 +349,7 @@ class Runner:
         limit = tool.timeout or DEFAULT_TOOL_TIMEOUT
         try:
             if tool.is_async:
-                return await _with_deadline(tool.func(args, ctx), limit)
+                return await with_deadline(tool.func(args, ctx), limit)
             return tool.func(args, ctx)
         except (asyncio.TimeoutError, TimeoutError):
             ctx.cancel()
@@ -436,13 +463,6 @@ class _Ask:
     subjects: Sequence[str] | None
 
 
-def _cancelling() -> bool:
-    """Whether the current task has a cancellation pending from outside (3.11+)."""
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)
-    return bool(cancelling()) if cancelling is not None else False
-
-
 def _error(code: ErrorCode, message: str, details: dict[str, Any] | None) -> dict[str, Any]:
     return {
         "success": False,
@@ -460,39 +480,3 @@ def _as_dict(result: Any) -> dict[str, Any]:
     if isinstance(result, str):
         return {"text": result}
     return {"result": result}
-
-
-async def _with_deadline(coro: Coroutine[Any, Any, Any], limit: float) -> Any:
-    """Await `coro`, cancelling it after `limit` seconds (then TimeoutError).
-
-    A bare timer handle instead of asyncio.timeout()/wait_for(): same semantics for
-    this use, a fraction of the per-call cost, which matters for cheap tools.
-    """
-    task = asyncio.current_task()
-    if task is None:  # not inside a task: nothing to cancel, just run it
-        return await coro
-    expired = False
-
-    def expire() -> None:
-        nonlocal expired
-        expired = True
-        task.cancel()
-
-    handle = asyncio.get_running_loop().call_later(limit, expire)
-    try:
-        return await coro
-    except asyncio.CancelledError:
-        if not expired:
-            raise  # cancelled from outside: let it propagate
-        _uncancel(task)
-        raise TimeoutError from None
-    finally:
-        handle.cancel()
-        if expired and sys.exc_info()[0] is None:
-            _uncancel(task)  # the tool swallowed our cancel and finished anyway
-
-
-def _uncancel(task: asyncio.Task[Any]) -> None:
-    uncancel = getattr(task, "uncancel", None)  # Python 3.11+
-    if uncancel is not None:
-        uncancel()
