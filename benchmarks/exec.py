@@ -7,6 +7,13 @@ exec_cmd figures include everything a caller pays: argument validation, parsing 
 command for approval, the policy check, the environment, the process's cgroup, the
 reader thread, the envelope and the audit write.
 
+Two workspaces: an empty folder, and an everyday project (a git repository with
+its sample hooks, 150 folders of 8 files, a few `.env` files): what exec_cmd does
+per command grows with the tree (the protected `.git` paths are snapshotted before
+and checked after each command; under the sandbox the `.env` files are found and
+hidden), the primitive's cost does not. "added" is the median over rounds of each
+round's difference, so a round slowed by other work on the machine counts once.
+
 Peak RSS is measured in a fresh interpreter per variant for 200 MB of output:
 exec_cmd keeps head + tail in memory and spills the rest to a file;
 subprocess.run holds all of it.
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -54,6 +62,21 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+def _everyday_tree(ws: Path) -> None:
+    """A small project: a git repository (its sample hooks are protected paths),
+    150 folders of 8 source files, and a `.env` in every 30th folder."""
+    git = shutil.which("git")
+    if git:
+        subprocess.run([git, "init", "-q", str(ws)], check=True)
+    for i in range(150):
+        folder = ws / f"pkg{i // 15}" / f"mod{i}"
+        folder.mkdir(parents=True)
+        for j in range(8):
+            (folder / f"file{j}.py").write_text(f"VALUE = {i * 8 + j}\n")
+        if i % 30 == 0:
+            (folder / ".env").write_text("TOKEN=not-a-real-secret\n")
+
+
 def _timed(fn: Callable[[], Any], calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
@@ -66,6 +89,11 @@ async def _timed_async(fn: Callable[[], Awaitable[Any]], calls: int) -> float:
     for _ in range(calls):
         await fn()
     return (time.perf_counter() - start) / calls * 1000
+
+
+def _added(values: list[float], base: list[float]) -> float:
+    """The median of each round's difference (both ran in the same round)."""
+    return statistics.median(v - b for v, b in zip(values, base, strict=True))
 
 
 def _peak_rss_mb(script: str, workspace: Path) -> float:
@@ -88,64 +116,81 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        _everyday_tree(tree)
         sandbox_tmp = Path(tmp) / "sbtmp"
         sandbox_tmp.mkdir()
         allow = {"execute:command": "allow"}
-        plain = Toolbox(ws, {"permissions": allow, "sandbox": {"mode": "off"}}, state_dir=tmp)
-        boxed = Toolbox(ws, {"permissions": allow}, state_dir=tmp)
+        boxes = {
+            (where, sandboxed): Toolbox(
+                path,
+                {"permissions": allow, **({} if sandboxed else {"sandbox": {"mode": "off"}})},
+                state_dir=Path(tmp) / f"state-{where}",
+            )
+            for where, path in (("empty", ws), ("tree", tree))
+            for sandboxed in (False, True)
+        }
         loop = asyncio.new_event_loop()
+        for box in boxes.values():  # first calls open stores and list the tree: not timed
+            for command in COMMANDS.values():
+                loop.run_until_complete(box.arun("exec_cmd", {"command": command}))
         results: dict[tuple[str, str], list[float]] = {}
 
         def run_round() -> None:
-            for label, command in COMMANDS.items():
+            for (where, label), command in (
+                ((w, label), c) for w in ("empty", "tree") for label, c in COMMANDS.items()
+            ):
+                plain, boxed = boxes[(where, False)], boxes[(where, True)]
+                root = ws if where == "empty" else tree
                 argv = [bash, "-c", command]
                 variants: dict[str, Callable[[], float]] = {
                     "subprocess.run": lambda a=argv: _timed(
                         lambda: subprocess.run(a, capture_output=True), opts.calls
                     ),
-                    "exec_cmd": lambda c=command: loop.run_until_complete(
-                        _timed_async(lambda: plain.arun("exec_cmd", {"command": c}), opts.calls)
+                    "exec_cmd": lambda c=command, p=plain: loop.run_until_complete(
+                        _timed_async(lambda: p.arun("exec_cmd", {"command": c}), opts.calls)
                     ),
                 }
                 if engine.name != "off":
                     wrapped = sandbox_argv(
-                        argv, mode="workspace-write", network=False, cwd=ws,
-                        writable=[ws], tmp_dir=sandbox_tmp,
+                        argv, mode="workspace-write", network=False, cwd=root,
+                        writable=[root], tmp_dir=sandbox_tmp,
                     )  # fmt: skip
                     variants[f"subprocess.run + {engine.name}"] = lambda a=wrapped: _timed(
                         lambda: subprocess.run(a, capture_output=True), opts.calls
                     )
-                    variants[f"exec_cmd + {engine.name}"] = lambda c=command: (
+                    variants[f"exec_cmd + {engine.name}"] = lambda c=command, b=boxed: (
                         loop.run_until_complete(
-                            _timed_async(lambda: boxed.arun("exec_cmd", {"command": c}), opts.calls)
+                            _timed_async(lambda: b.arun("exec_cmd", {"command": c}), opts.calls)
                         )
                     )
                 for name, fn in variants.items():
-                    results.setdefault((label, name), []).append(fn())
+                    results.setdefault((f"{label}, {where}", name), []).append(fn())
 
         for _ in range(opts.rounds):
             run_round()
-        rss_exec = _peak_rss_mb(RSS_EXEC, ws)
+        rss_exec = _peak_rss_mb(RSS_EXEC, ws)  # the empty workspace: output is the point
         rss_raw = _peak_rss_mb(RSS_RAW, ws)
-        plain.close()
-        boxed.close()
+        for box in boxes.values():
+            box.close()
         loop.close()
 
     print(f"exec_cmd vs subprocess.run — {describe()}")
     print(f"sandbox engine: {engine.name} ({engine.detail})")
-    print(f"{opts.rounds} rounds x {opts.calls} commands, median ms per command\n")
-    print("| command | variant | ms | added over its primitive |")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{opts.rounds} rounds x {opts.calls} commands, median ms per command; "
+          f"load average {load:.1f} at the end\n")  # fmt: skip
+    print("| command, workspace | variant | ms | added over its primitive |")
     print("|---|---|--:|--:|")
     for (label, name), values in results.items():
         median = statistics.median(values)
         base_name = "subprocess.run" + (name[len("exec_cmd") :] if name != "exec_cmd" else "")
         added = ""
         if name.startswith("exec_cmd"):
-            base = statistics.median(results[(label, base_name)])
-            added = f"{median - base:+.2f} ms"
+            added = f"{_added(values, results[(label, base_name)]):+.2f} ms"
         elif name != "subprocess.run":
-            base = statistics.median(results[(label, "subprocess.run")])
-            added = f"{median - base:+.2f} ms (sandbox)"
+            added = f"{_added(values, results[(label, 'subprocess.run')]):+.2f} ms (sandbox)"
         print(f"| {label} | {name} | {median:.2f} | {added} |")
     print(f"\npeak RSS, 200 MB of output: exec_cmd {rss_exec:.0f} MB, "
           f"subprocess.run {rss_raw:.0f} MB")  # fmt: skip

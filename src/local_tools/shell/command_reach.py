@@ -58,19 +58,56 @@ def protected_for(ctx: ToolContext) -> list[Protected]:
     # Submodules, hooksPath and included config files, from the repository scan.
     known = {p.path for p in paths}
     paths += [p for p in git_protected(roots) if p.path not in known]
-    return [p for p in paths if not _lifted(ctx, p)]
+    answers = _lifted_answers(ctx)
+    kept: list[Protected] = []
+    for p in paths:
+        lifted = answers.get((p.path, p.tree))
+        if lifted is None:
+            lifted = answers[(p.path, p.tree)] = _lifted(ctx, p)
+        if not lifted:
+            kept.append(p)
+    return kept
 
 
-def protected_existing(ctx: ToolContext) -> list[Protected]:
+def protected_existing(
+    ctx: ToolContext, protected: list[Protected] | None = None
+) -> list[Protected]:
     """The protected paths that exist now: the sandbox mounts them read-only over
-    themselves (a `.git` folder itself stays writable: objects, refs, the index)."""
-    return [p for p in protected_for(ctx) if not p.container and os.path.lexists(p.path)]
+    themselves (a `.git` folder itself stays writable: objects, refs, the index).
+    `protected`: protected_for(ctx), when the caller has it already."""
+    found = protected_for(ctx) if protected is None else protected
+    return [p for p in found if not p.container and os.path.lexists(p.path)]
 
 
 def _lifted(ctx: ToolContext, p: Protected) -> bool:
     subject = ctx.jail.display(p.path) + ("/*" if p.tree else "")
     decision = ctx.policy.evaluate(ctx.user_id, "write:file", subject)
     return decision.action == "allow" and not _broad(decision.rule)
+
+
+_MAX_ANSWERS = 4096
+
+
+class _LiftedAnswers:
+    """`_lifted`'s answers, asked twice or three times per command: kept for one policy,
+    jail, user and version of the approvals, as the policy keeps its compiled rules."""
+
+    def __init__(self) -> None:
+        # Swapped whole, so a reader thread ending a command never mixes two owners.
+        self.current: tuple[tuple[object, ...], dict[tuple[Path, bool], bool]] = ((), {})
+
+
+def _lifted_answers(ctx: ToolContext) -> dict[tuple[Path, bool], bool]:
+    if ctx.resources is None:
+        return {}
+    memo = ctx.resource("shell.lifted", _LiftedAnswers)
+    owner: tuple[object, ...] = (ctx.policy, ctx.jail, ctx.policy.approvals.version, ctx.user_id)
+    known, answers = memo.current
+    same = bool(known) and known[0] is owner[0] and known[1] is owner[1] and known[2:] == owner[2:]
+    if not same or len(answers) > _MAX_ANSWERS:
+        answers = {}
+        memo.current = (owner, answers)
+    return answers
 
 
 def _broad(rule: str) -> bool:

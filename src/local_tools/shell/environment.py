@@ -59,8 +59,36 @@ def build_environment(
     platform: str = sys.platform,
 ) -> dict[str, str]:
     """The host's allow-listed variables + the non-interactive ones + the caller's `extra`."""
-    host = os.environ if host is None else host
     check_variables(extra)
+    env = _host_part(platform) if host is None else _allowed(host, platform)
+    env.update(NON_INTERACTIVE)
+    env.update(extra)
+    return env
+
+
+# (os.environ's raw mapping as it was, the allow-listed part built from it, platform)
+_last: tuple[dict[object, object], dict[str, str], str] | None = None
+
+
+def _host_part(platform: str) -> dict[str, str]:
+    """`_allowed(os.environ)`, built again only when the environment changed.
+
+    Reading os.environ decodes every variable (tens of µs per command); its raw dict
+    compares with a copy at C speed, so a change (os.environ[...] = ..., putenv via
+    os.environ) is still seen on the next command."""
+    global _last
+    raw: dict[object, object] | None = getattr(os.environ, "_data", None)
+    if raw is None:
+        return _allowed(os.environ, platform)
+    last = _last
+    if last is not None and last[2] == platform and last[0] == raw:
+        return dict(last[1])
+    part = _allowed(os.environ, platform)
+    _last = (dict(raw), part, platform)
+    return dict(part)
+
+
+def _allowed(host: Mapping[str, str], platform: str) -> dict[str, str]:
     windows = platform == "win32"
     keep = _WINDOWS_KEEP if windows else _POSIX_KEEP
     if windows:  # names are case-insensitive there: match them so
@@ -70,8 +98,6 @@ def build_environment(
         env = {k: host[k] for k in keep if k in host}
         env.update({k: v for k, v in host.items() if k.startswith("LC_")})
     env.setdefault("PATH", os.defpath)
-    env.update(NON_INTERACTIVE)
-    env.update(extra)
     return env
 
 

@@ -12,6 +12,7 @@ interpreter exiting kills every tree still running.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import itertools
 import threading
@@ -101,7 +102,9 @@ class ProcessManager:
         spill_after: tuple[int, int] | None = None,
         pass_fds: tuple[int, ...] = (),
         on_exit: Callable[[], str | None] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> ManagedProcess:
+        """`loop`: read the output on it (see RunningCommand); the caller detaches."""
         with self._lock:
             if self._closed:
                 raise ExecutionError("The toolbox is closing; no new commands start.")
@@ -118,7 +121,7 @@ class ProcessManager:
                 running = RunningCommand(
                     command, argv, cwd=cwd, env=env, spill_dir=self.spill_dir,
                     name=f"exec-{process_id}", stdin=stdin, hold=hold, spill_after=spill_after,
-                    pass_fds=pass_fds, on_exit=on_exit,
+                    pass_fds=pass_fds, on_exit=on_exit, loop=loop,
                 )  # fmt: skip
             except OSError as exc:  # no shell, no fds left, cwd gone: the host refused
                 raise ExecutionError(f"Could not start the command: {exc}.") from None

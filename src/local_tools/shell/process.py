@@ -5,12 +5,15 @@ that the shell exited even while an orphaned grandchild still holds the pipes op
 — the classic hang. After the shell exits it drains for a moment, then ends
 whatever the command left behind: a command's processes end with it (background
 work belongs in `background=true`, which keeps the whole tree until it is killed).
+A foreground command on Linux is read the same way on the caller's event loop
+instead (loop_reader.py), until `detach()` hands it to a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import secrets
 import select
@@ -23,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from local_tools.shell.capture import StreamCapture
+from local_tools.shell.loop_reader import LoopReader
 from local_tools.shell.tree_kill import MARKER_VARIABLE, ProcessTree
 
 __all__ = ["RunningCommand"]
@@ -52,12 +56,16 @@ class RunningCommand:
         spill_after: tuple[int, int] | None = None,
         pass_fds: tuple[int, ...] = (),
         on_exit: Callable[[], str | None] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         """`hold`: argv is a POSIX `shell -c COMMAND`, which may be gated until it is
         in its cgroup (not for sandboxed commands: their PID namespace holds them).
         `spill_after`: (bytes, lines) past which a stream is also saved to a file.
         `on_exit`: run once the whole tree is gone, before `done` is set; the note it
-        returns is `exit_note` (and a line of stderr when `report_exit_note` is set)."""
+        returns is `exit_note` (and a line of stderr when `report_exit_note` is set).
+        `loop`: read the output on this running loop (the caller's thread) instead of
+        a thread, where it can; the caller then calls `detach()` before it stops
+        waiting for the command."""
         self.command = command
         self.started_at = time.time()
         self.ended_at: float | None = None
@@ -123,10 +131,48 @@ class RunningCommand:
                 self.popen.stdin.flush()
             if not stdin:
                 self.close_input()
-        self._reader = threading.Thread(
-            target=self._read_all, name=f"local-tools-{name}", daemon=True
+        self._name = name
+        self._loop_reader: LoopReader | None = None
+        self._loop_thread = threading.get_ident()  # where a loop reader runs
+        if loop is None or not self._read_on(loop):
+            self._start_thread()
+
+    def _start_thread(self) -> None:
+        reader = threading.Thread(
+            target=self._read_all, name=f"local-tools-{self._name}", daemon=True
         )
-        self._reader.start()
+        reader.start()
+
+    def _read_on(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Watch the pipes and a pidfd on `loop`; False where that cannot be done."""
+        if not sys.platform.startswith("linux"):
+            return False
+        assert self.popen.stdout is not None and self.popen.stderr is not None
+        pidfd = _pidfd(self.pid)
+        if pidfd is None:
+            return False
+        pipes = {self.popen.stdout.fileno(): self.stdout, self.popen.stderr.fileno(): self.stderr}
+        try:
+            self._loop_reader = LoopReader(
+                loop,
+                {fd: functools.partial(self._feed, capture) for fd, capture in pipes.items()},
+                pidfd,
+                exited=lambda: self.popen.poll() is not None,
+                ended=self._loop_ended,
+                failed=self._loop_failed,
+                drain_after_exit=DRAIN_AFTER_EXIT,
+            )
+        except (NotImplementedError, OSError, RuntimeError):
+            os.close(pidfd)
+            return False
+        return True
+
+    def detach(self) -> None:
+        """On the loop's thread: a thread reads from now on, if the loop did so far
+        (the command runs on in the background, or nobody awaits it any more)."""
+        reader, self._loop_reader = self._loop_reader, None
+        if reader is not None and reader.detach():
+            self._start_thread()
 
     # -- state
 
@@ -172,6 +218,10 @@ class RunningCommand:
     # -- waiting
 
     def wait(self, timeout: float | None) -> bool:
+        if self._loop_reader is not None and threading.get_ident() == self._loop_thread:
+            # Blocking the loop that reads it (a Toolbox closed on its own loop): the
+            # command could not end meanwhile. A thread reads it instead.
+            self.detach()
         return self.done.wait(timeout)
 
     async def wait_async(self, timeout: float | None) -> bool:
@@ -248,9 +298,7 @@ class RunningCommand:
                         continue
                     data = os.read(fd, _READ_SIZE)
                     if data:
-                        streams[fd].feed(data)
-                        self.last_output = time.monotonic()
-                        self._notify()
+                        self._feed(streams[fd], data)
                     else:
                         poller.unregister(fd)
                         del streams[fd]
@@ -278,10 +326,36 @@ class RunningCommand:
         for t in pumps:
             t.join(DRAIN_AFTER_EXIT)
 
+    def _feed(self, capture: StreamCapture, data: bytes) -> None:
+        capture.feed(data)
+        self.last_output = time.monotonic()
+        self._notify()
+
+    def _loop_failed(self) -> None:
+        self._loop_reader = None
+        self._start_thread()
+
+    def _loop_ended(self, held: bool) -> None:
+        """On the loop: the shell exited and its pipes are closed (or `held`)."""
+        self._loop_reader = None
+        self._pipes_held = held
+        self._record_exit()
+        if held or not self.tree.ended_whole():
+            # Ending what it left behind scans every process: not on the loop.
+            threading.Thread(target=self._conclude, args=(True,), daemon=True).start()
+        else:
+            self._conclude(False)
+
     def _finish(self) -> None:
+        self._record_exit()
+        self._conclude(self._pipes_held or not self.tree.ended_whole())
+
+    def _record_exit(self) -> None:
         self.exit_code = shell_exit_code(self.popen.wait())
         self.duration_ms = (time.monotonic() - self.started_monotonic) * 1000
-        if self._pipes_held or not self.tree.ended_whole():
+
+    def _conclude(self, leftovers: bool) -> None:
+        if leftovers:
             # The shell is gone but something it started is not (`cmd &`, a daemon).
             self.leftovers_killed = self.killed_by is None
             self.tree.kill(scan=True)

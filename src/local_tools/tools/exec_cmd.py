@@ -7,6 +7,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from local_tools.core.tool import CHANGES_ROOTS, Args, Hints, tool
 from local_tools.security.hidden_paths import MAX_FILES
 from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
 from local_tools.security.seccomp import open_filter
+from local_tools.security.trusted_paths import Protected
 from local_tools.shell.analysis import analyze, outside_paths
 from local_tools.shell.command_reach import (
     approved_by_person,
@@ -198,7 +200,7 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
     earlier = manager.checked()
     launch = _prepare(ctx, args, cwd, git_env, approved)
     sandbox_note = launch.note
-    guard.begin(lambda: protected_for(ctx), trusted=launch.mounted)
+    guard.begin(_discover(ctx, launch.protected), trusted=launch.mounted)
     try:
         proc = manager.start(
             args.command, launch.argv, owner=ctx.owner, cwd=cwd, env=launch.env,
@@ -207,6 +209,8 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
             hold=not launch.sandboxed and os.name == "posix",
             spill_after=(ctx.limits.max_output_bytes, ctx.limits.max_output_lines),
             pass_fds=launch.pass_fds, on_exit=guard.end,
+            # Awaited here: read on this loop, no thread (detached below when it is not).
+            loop=None if args.background else asyncio.get_running_loop(),
         )  # fmt: skip
     except BaseException:
         guard.end()
@@ -222,15 +226,43 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         if earlier:
             started["protected_note"] = earlier
         return {**started, "sandbox_note": sandbox_note} if sandbox_note else started
-    timeout = args.timeout if args.timeout is not None else ctx.limits.exec_timeout
+    try:
+        yielded = await _foreground(proc, ctx, args)
+    finally:
+        # Yielded to the background, cancelled or failed: a thread reads from now on.
+        proc.command.detach()
+    if yielded:
+        return _yielded(proc, ctx, _timeout(args, ctx) - (_yield_after(args, ctx) or 0.0))
+    manager.discard(proc.process_id)
+    out = _result(proc, ctx, sandbox_note)
+    notes = [n for n in (earlier, proc.command.exit_note) if n]
+    if notes:
+        out["protected_note"] = " ".join(notes)
+    return out
+
+
+def _timeout(args: ExecArgs, ctx: ToolContext) -> float:
+    return args.timeout if args.timeout is not None else ctx.limits.exec_timeout
+
+
+def _yield_after(args: ExecArgs, ctx: ToolContext) -> float | None:
+    """Seconds after which the command goes on in the background; None: never."""
     yield_after = args.yield_after
     if yield_after is None and ctx.transport in _REMOTE_TRANSPORTS:
         yield_after = REMOTE_YIELD_AFTER
+    return yield_after if yield_after is not None and yield_after < _timeout(args, ctx) else None
+
+
+async def _foreground(proc: ManagedProcess, ctx: ToolContext, args: ExecArgs) -> bool:
+    """Wait for the command to end (False) or until it is to be yielded to the
+    background (True); raises TIMEOUT after killing it."""
+    manager = process_manager(ctx)
+    timeout = _timeout(args, ctx)
+    yield_after = _yield_after(args, ctx)
     try:
-        if yield_after is not None and yield_after < timeout:
-            if not await _wait(proc, ctx, yield_after):
-                return _yielded(proc, ctx, timeout - yield_after)
-        elif not await _wait(proc, ctx, timeout):
+        if yield_after is not None:
+            return not await _wait(proc, ctx, yield_after)
+        if not await _wait(proc, ctx, timeout):
             proc.command.kill("timeout")
             await proc.command.wait_async(5.0)
             manager.discard(proc.process_id)
@@ -239,12 +271,7 @@ async def exec_cmd(args: ExecArgs, ctx: ToolContext) -> dict[str, Any]:
         proc.command.kill("cancel")
         manager.discard(proc.process_id)
         raise
-    manager.discard(proc.process_id)
-    out = _result(proc, ctx, sandbox_note)
-    notes = [n for n in (earlier, proc.command.exit_note) if n]
-    if notes:
-        out["protected_note"] = " ".join(notes)
-    return out
+    return False
 
 
 async def _wait(proc: ManagedProcess, ctx: ToolContext, limit: float) -> bool:
@@ -280,6 +307,7 @@ class _Launch:
     note: str | None  # when the config asks for a sandbox this machine cannot give
     pass_fds: tuple[int, ...] = ()  # the seccomp filter bwrap reads (closed after spawning)
     mounted: bool = False  # existing protected paths are read-only, hidden paths hidden
+    protected: list[Protected] | None = None  # protected_for(ctx) when it was needed
 
 
 _NOT_HIDDEN = (
@@ -320,12 +348,21 @@ def _prepare(
     hide, reveal = hidden_paths(ctx, secrets=not approved) if mounted else ([], [])
     if mounted and not approved:
         note = secret_search_note(ctx)
-    protect = [p.path for p in protected_existing(ctx)] if mounted else []
+    protected = protected_for(ctx) if mounted else None
+    protect = [p.path for p in protected_existing(ctx, protected)] if protected is not None else []
     argv = sandbox_argv(
         argv, mode=mode, network=network, cwd=cwd, writable=writable, tmp_dir=tmp,
         engine=engine, seccomp_fd=seccomp, protect=protect, hide=hide, reveal=reveal,
     )  # fmt: skip
-    return _Launch(argv, env, True, note, () if seccomp is None else (seccomp,), mounted)
+    fds = () if seccomp is None else (seccomp,)
+    return _Launch(argv, env, True, note, fds, mounted, protected)
+
+
+def _discover(ctx: ToolContext, first: list[Protected] | None) -> Callable[[], list[Protected]]:
+    """protected_for(ctx), for the guard; its first answer is `first` when _prepare
+    found it already (nothing ran in between), later ones are looked up anew."""
+    pending = [] if first is None else [first]
+    return lambda: pending.pop() if pending else protected_for(ctx)
 
 
 def _private_tmp(ctx: ToolContext) -> Path:
