@@ -111,8 +111,8 @@ test: lint $(NODE_DEPS) $(LSP_DEPS) $(ST_DEPS) browser-deps postgres-deps sandbo
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/dispatch.py
 	$(BIN)/python benchmarks/files.py
-	$(BIN)/python benchmarks/corpus.py
-	$(BIN)/python benchmarks/search.py
+	$(BIN)/python benchmarks/corpus.py --large
+	$(BIN)/python benchmarks/search.py --large --trees everyday,large,tree100k --rounds 5
 	$(BIN)/python benchmarks/exec.py
 	$(BIN)/python benchmarks/mcp_server.py
 	$(BIN)/python benchmarks/http_exec.py
@@ -121,6 +121,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/lsp.py
 	$(BIN)/python benchmarks/checkpoints.py
 	$(BIN)/python benchmarks/models.py
+	$(BIN)/python benchmarks/first_calls.py
+	$(BIN)/python benchmarks/serve_http_rss.py
 
 clean:
 	rm -rf $(VENV) $(ST_VENV) .pytest_cache .ruff_cache tests/interop/node_modules tests/lsp/node/node_modules
