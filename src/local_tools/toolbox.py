@@ -109,7 +109,9 @@ class Toolbox:
         plugin_trust = self._trust
         if trust is None and Path(os.path.realpath(root)) != Path(os.path.realpath(start)):
             plugin_trust = stored_trust(self.workspace, self.state_dir)  # another folder
-        self.registry = _build_registry(tools, self.workspace if plugins else None, plugin_trust)
+        self.registry = _build_registry(
+            tools, self.workspace if plugins else None, plugin_trust, self.state_dir
+        )
         self.registry.set_toolsets(self.config.toolsets.enabled, self.config.toolsets.disabled)
         if not self.config.models:  # task and compact call a model the user configures
             self.registry.set_unlisted("models", "no [models.NAME] is configured")
@@ -350,11 +352,15 @@ def _shut_down(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _build_registry(
-    tools: Iterable[Tool] | None, workspace: Path | None, trust: Trust = False
+    tools: Iterable[Tool] | None,
+    workspace: Path | None,
+    trust: Trust = False,
+    state_dir: Path | None = None,
 ) -> Registry:
     from local_tools.tools import builtin_tools  # deferred: keeps `import local_tools` light
 
-    registry = Registry(builtin_tools())
+    # With a state dir, from its manifest: a tool's module is imported when first used.
+    registry = Registry(builtin_tools(state_dir))
     for extra in tools or ():
         registry.add(extra, source="Toolbox(tools=...)")
     if workspace is not None:

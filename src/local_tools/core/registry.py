@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from local_tools.core.errors import UnknownTool
+from local_tools.core.lazy_tool import same_tool
 from local_tools.core.tool import Tool, is_tool_name
 from local_tools.core.trust import Trust, digest, trust_command
 
@@ -188,7 +189,8 @@ class Registry:
             return []
         added = []
         for t in tools:
-            if self._tools.get(t.name) is not t:  # a plugin may import a tool it reuses
+            known = self._tools.get(t.name)
+            if known is None or not same_tool(known, t):  # a plugin may import a tool it reuses
                 self.add(t, source=source)
                 added.append(t.name)
         return added

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from local_tools.core.state import private_file
 
 __all__ = ["CONSOLE_STALE", "PendingItem", "PendingQueue"]
@@ -273,4 +271,8 @@ def _add_missing_columns(db: sqlite3.Connection) -> None:
 
 
 def _alive(pid: int) -> bool:
-    return pid == os.getpid() or psutil.pid_exists(pid)
+    if pid == os.getpid():
+        return True
+    import psutil  # here: ~20 ms of a server's start, for an answer rarely needed
+
+    return bool(psutil.pid_exists(pid))

@@ -1,176 +1,165 @@
-"""The built-in tools, one module each."""
+"""The built-in tools, one module each.
+
+`BUILTIN` names where each is defined, in listing order. `builtin_tools()` imports them
+all; `builtin_tools(state_dir)` does so only the first time a version runs: it keeps a
+manifest of what listing reads (`<state>/cache/tools-manifest.json`, keyed like the MCP
+declarations by the package's files and pydantic's and Python's versions) and gives
+`LazyTool`s that import their module on first use (core/lazy_tool.py). A tool module
+already imported in this process is used as it is.
+"""
 
 from __future__ import annotations
 
+import importlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from local_tools.core.lazy_tool import LazyTool, entry_of
+from local_tools.core.package_fingerprint import package_fingerprint
 from local_tools.core.tool import Tool
 
-__all__ = ["builtin_tools"]
+__all__ = ["BUILTIN", "MANIFEST_NAME", "builtin_tools"]
+
+log = logging.getLogger(__name__)
+
+MANIFEST_NAME = "tools-manifest.json"
+_PACKAGE = "local_tools.tools."
+
+# (module under local_tools.tools, the Tool's name in it), in listing order.
+BUILTIN: tuple[tuple[str, str], ...] = (
+    ("read_file", "read_file"),
+    ("read_many_files", "read_many_files"),
+    ("write_file", "write_file"),
+    ("edit", "edit"),
+    ("multi_edit", "multi_edit"),
+    ("apply_patch", "apply_patch"),
+    ("list_dir", "list_dir"),
+    ("file_stat", "file_stat"),
+    ("file_delete", "file_delete"),
+    ("file_move", "file_move"),
+    ("file_copy", "file_copy"),
+    ("glob", "glob"),
+    ("grep", "grep"),
+    ("lsp", "lsp"),
+    ("exec_cmd", "exec_cmd"),
+    ("process_output", "process_output"),
+    ("process_input", "process_input"),
+    ("process_kill", "process_kill"),
+    ("process_list", "process_list"),
+    ("checkpoint_list", "checkpoint_list"),
+    ("checkpoint_diff", "checkpoint_diff"),
+    ("restore", "restore"),
+    ("web_fetch", "web_fetch"),
+    ("http_request", "http_request"),
+    ("web_search", "web_search"),
+    ("question", "question"),
+    ("todo_write", "todo_write"),
+    ("todo_read", "todo_read"),
+    ("skill", "skill"),
+    ("task", "task"),
+    ("compact", "compact"),
+    ("find_tools", "find_tools"),
+    ("call_tool", "call_tool"),
+    ("save_memory", "save_memory"),
+    ("save_memory", "save_insight"),
+    ("save_memory", "save_issue"),
+    ("save_memory", "save_learning"),
+    ("query_memory", "query_memory"),
+    ("promote_memory", "promote_memory"),
+    ("promote_memory", "promote_to_decision"),
+    ("promote_memory", "promote_to_pattern"),
+    ("memory", "memory"),
+    ("create_requirement", "create_requirement"),
+    ("get_requirements", "get_requirements"),
+    ("add_feature", "add_feature"),
+    ("update_feature_status", "update_feature_status"),
+    ("add_component", "add_component"),
+    ("create_task", "create_task"),
+    ("update_task_status", "update_task_status"),
+    ("delete_project_item", "delete_project_item"),
+    ("get_implementation_plan", "get_implementation_plan"),
+    ("get_design_document", "get_design_document"),
+    ("check_feature_coverage", "check_feature_coverage"),
+    ("check_task_dependencies", "check_task_dependencies"),
+    ("check_data_format", "check_data_format"),
+    ("export_knowledge", "export_knowledge"),
+    ("import_knowledge", "import_knowledge"),
+    ("browser_launch", "browser_launch"),
+    ("browser_navigate", "browser_navigate"),
+    ("browser_snapshot", "browser_snapshot"),
+    ("browser_click", "browser_click"),
+    ("browser_type", "browser_type"),
+    ("browser_scroll", "browser_scroll"),
+    ("browser_hover", "browser_hover"),
+    ("browser_press_key", "browser_press_key"),
+    ("browser_screenshot", "browser_screenshot"),
+    ("browser_get_dom", "browser_get_dom"),
+    ("browser_evaluate", "browser_evaluate"),
+    ("browser_wait_for", "browser_wait_for"),
+    ("browser_go_back", "browser_go_back"),
+    ("browser_go_forward", "browser_go_forward"),
+    ("browser_reload", "browser_reload"),
+    ("browser_get_state", "browser_get_state"),
+    ("screenshot", "screenshot"),
+    ("open_in_folder", "open_in_folder"),
+    ("review_and_edit_file", "review_and_edit_file"),
+    ("review_with_feedback_file", "review_with_feedback_file"),
+    ("review_and_edit_content", "review_and_edit_content"),
+    ("review_with_feedback_content", "review_with_feedback_content"),
+    ("copy_workspace_to_project", "copy_workspace_to_project"),
+    ("batch", "batch"),
+    ("invalid", "invalid"),
+)
 
 
-def builtin_tools() -> list[Tool]:
-    from local_tools.tools.add_component import add_component
-    from local_tools.tools.add_feature import add_feature
-    from local_tools.tools.apply_patch import apply_patch
-    from local_tools.tools.batch import batch
-    from local_tools.tools.browser_click import browser_click
-    from local_tools.tools.browser_evaluate import browser_evaluate
-    from local_tools.tools.browser_get_dom import browser_get_dom
-    from local_tools.tools.browser_get_state import browser_get_state
-    from local_tools.tools.browser_go_back import browser_go_back
-    from local_tools.tools.browser_go_forward import browser_go_forward
-    from local_tools.tools.browser_hover import browser_hover
-    from local_tools.tools.browser_launch import browser_launch
-    from local_tools.tools.browser_navigate import browser_navigate
-    from local_tools.tools.browser_press_key import browser_press_key
-    from local_tools.tools.browser_reload import browser_reload
-    from local_tools.tools.browser_screenshot import browser_screenshot
-    from local_tools.tools.browser_scroll import browser_scroll
-    from local_tools.tools.browser_snapshot import browser_snapshot
-    from local_tools.tools.browser_type import browser_type
-    from local_tools.tools.browser_wait_for import browser_wait_for
-    from local_tools.tools.call_tool import call_tool
-    from local_tools.tools.check_data_format import check_data_format
-    from local_tools.tools.check_feature_coverage import check_feature_coverage
-    from local_tools.tools.check_task_dependencies import check_task_dependencies
-    from local_tools.tools.checkpoint_diff import checkpoint_diff
-    from local_tools.tools.checkpoint_list import checkpoint_list
-    from local_tools.tools.compact import compact
-    from local_tools.tools.copy_workspace_to_project import copy_workspace_to_project
-    from local_tools.tools.create_requirement import create_requirement
-    from local_tools.tools.create_task import create_task
-    from local_tools.tools.delete_project_item import delete_project_item
-    from local_tools.tools.edit import edit
-    from local_tools.tools.exec_cmd import exec_cmd
-    from local_tools.tools.export_knowledge import export_knowledge
-    from local_tools.tools.file_copy import file_copy
-    from local_tools.tools.file_delete import file_delete
-    from local_tools.tools.file_move import file_move
-    from local_tools.tools.file_stat import file_stat
-    from local_tools.tools.find_tools import find_tools
-    from local_tools.tools.get_design_document import get_design_document
-    from local_tools.tools.get_implementation_plan import get_implementation_plan
-    from local_tools.tools.get_requirements import get_requirements
-    from local_tools.tools.glob import glob
-    from local_tools.tools.grep import grep
-    from local_tools.tools.http_request import http_request
-    from local_tools.tools.import_knowledge import import_knowledge
-    from local_tools.tools.invalid import invalid
-    from local_tools.tools.list_dir import list_dir
-    from local_tools.tools.lsp import lsp
-    from local_tools.tools.memory import memory
-    from local_tools.tools.multi_edit import multi_edit
-    from local_tools.tools.open_in_folder import open_in_folder
-    from local_tools.tools.process_input import process_input
-    from local_tools.tools.process_kill import process_kill
-    from local_tools.tools.process_list import process_list
-    from local_tools.tools.process_output import process_output
-    from local_tools.tools.promote_memory import (
-        promote_memory,
-        promote_to_decision,
-        promote_to_pattern,
-    )
-    from local_tools.tools.query_memory import query_memory
-    from local_tools.tools.question import question
-    from local_tools.tools.read_file import read_file
-    from local_tools.tools.read_many_files import read_many_files
-    from local_tools.tools.restore import restore
-    from local_tools.tools.review_and_edit_content import review_and_edit_content
-    from local_tools.tools.review_and_edit_file import review_and_edit_file
-    from local_tools.tools.review_with_feedback_content import review_with_feedback_content
-    from local_tools.tools.review_with_feedback_file import review_with_feedback_file
-    from local_tools.tools.save_memory import save_insight, save_issue, save_learning, save_memory
-    from local_tools.tools.screenshot import screenshot
-    from local_tools.tools.skill import skill
-    from local_tools.tools.task import task
-    from local_tools.tools.todo_read import todo_read
-    from local_tools.tools.todo_write import todo_write
-    from local_tools.tools.update_feature_status import update_feature_status
-    from local_tools.tools.update_task_status import update_task_status
-    from local_tools.tools.web_fetch import web_fetch
-    from local_tools.tools.web_search import web_search
-    from local_tools.tools.write_file import write_file
-
+def builtin_tools(state_dir: Path | None = None) -> list[Tool]:
+    """Every built-in tool; lazily from the manifest in `state_dir` when it is current."""
+    if state_dir is None:
+        return _imported()
+    path = state_dir / "cache" / MANIFEST_NAME
+    entries = _read(path)
+    if entries is None:
+        fresh = any(_PACKAGE + module not in sys.modules for module, _ in BUILTIN)
+        tools = _imported()
+        if fresh:  # a process that had them all imported already started no faster for it
+            _write(path, tools)
+        return tools
+    loaded = sys.modules
     return [
-        read_file,
-        read_many_files,
-        write_file,
-        edit,
-        multi_edit,
-        apply_patch,
-        list_dir,
-        file_stat,
-        file_delete,
-        file_move,
-        file_copy,
-        glob,
-        grep,
-        lsp,
-        exec_cmd,
-        process_output,
-        process_input,
-        process_kill,
-        process_list,
-        checkpoint_list,
-        checkpoint_diff,
-        restore,
-        web_fetch,
-        http_request,
-        web_search,
-        question,
-        todo_write,
-        todo_read,
-        skill,
-        task,
-        compact,
-        find_tools,
-        call_tool,
-        save_memory,
-        save_insight,
-        save_issue,
-        save_learning,
-        query_memory,
-        promote_memory,
-        promote_to_decision,
-        promote_to_pattern,
-        memory,
-        create_requirement,
-        get_requirements,
-        add_feature,
-        update_feature_status,
-        add_component,
-        create_task,
-        update_task_status,
-        delete_project_item,
-        get_implementation_plan,
-        get_design_document,
-        check_feature_coverage,
-        check_task_dependencies,
-        check_data_format,
-        export_knowledge,
-        import_knowledge,
-        browser_launch,
-        browser_navigate,
-        browser_snapshot,
-        browser_click,
-        browser_type,
-        browser_scroll,
-        browser_hover,
-        browser_press_key,
-        browser_screenshot,
-        browser_get_dom,
-        browser_evaluate,
-        browser_wait_for,
-        browser_go_back,
-        browser_go_forward,
-        browser_reload,
-        browser_get_state,
-        screenshot,
-        open_in_folder,
-        review_and_edit_file,
-        review_with_feedback_file,
-        review_and_edit_content,
-        review_with_feedback_content,
-        copy_workspace_to_project,
-        batch,
-        invalid,
+        getattr(loaded[_PACKAGE + module], attr) if _PACKAGE + module in loaded else LazyTool(entry)
+        for (module, attr), entry in zip(BUILTIN, entries, strict=True)
     ]
+
+
+def _imported() -> list[Tool]:
+    return [getattr(importlib.import_module(_PACKAGE + m), attr) for m, attr in BUILTIN]
+
+
+def _read(path: Path) -> list[dict[str, Any]] | None:
+    """The manifest's entries, or None when missing, damaged or of another version."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["tools"] if data["fingerprint"] == package_fingerprint() else None
+        if entries is None or len(entries) != len(BUILTIN):
+            return None
+        for (module, attr), entry in zip(BUILTIN, entries, strict=True):
+            if (entry["module"], entry["attr"]) != (_PACKAGE + module, attr):
+                return None
+            LazyTool(entry)  # every field present and well-typed enough to build one
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return list(entries)
+
+
+def _write(path: Path, tools: list[Tool]) -> None:
+    from local_tools.core.state import write_state_file
+
+    entries = [entry_of(t, _PACKAGE + m, attr) for t, (m, attr) in zip(tools, BUILTIN, strict=True)]
+    text = json.dumps({"fingerprint": package_fingerprint(), "tools": entries})
+    try:
+        write_state_file(path, text)
+    except OSError as exc:  # a read-only state dir: the next start imports them again
+        log.debug("could not write the tools manifest %s: %s", path, exc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 from typing import Any, cast
 
@@ -12,7 +13,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from local_tools.core.context import ToolContext
 from local_tools.core.errors import ExecutionError
 from local_tools.core.output import render_compact
-from local_tools.core.tool import Args, Hints, Output, RenderFunc, omitted, tool
+from local_tools.core.tool import Args, Hints, Output, RenderFunc, Tool, omitted, tool
 from local_tools.tools._common import arguments_object
 
 MAX_CALLS = 25
@@ -93,11 +94,16 @@ class BatchOutput(Output):
 
 
 @functools.cache
-def _renderers() -> dict[str, RenderFunc]:
-    """The built-in tools' renderers, by tool name (a custom tool's output is shown as JSON)."""
-    from local_tools.tools import builtin_tools  # deferred: this module is one of them
+def _renderer(name: str) -> RenderFunc | None:
+    """A built-in tool's renderer (a custom tool's output is shown as JSON). Only that
+    tool's module is imported: each built-in is defined under its own name."""
+    from local_tools.tools import BUILTIN  # deferred: this module is one of them
 
-    return {t.name: t.render for t in builtin_tools() if t.render is not None}
+    for module, attr in BUILTIN:
+        if attr == name:
+            found = getattr(importlib.import_module(f"local_tools.tools.{module}"), attr)
+            return found.render if isinstance(found, Tool) else None
+    return None
 
 
 def result_text(envelope: dict[str, Any]) -> str:
@@ -105,7 +111,7 @@ def result_text(envelope: dict[str, Any]) -> str:
         error = envelope.get("error") or {}
         return f"Error [{error.get('error_code')}]: {error.get('message')}"
     output = envelope.get("output")
-    render = _renderers().get((envelope.get("meta") or {}).get("tool", ""))
+    render = _renderer(str((envelope.get("meta") or {}).get("tool", "")))
     try:
         return render(output) if render is not None else render_compact(output)
     except Exception:  # a renderer surprised by this output: the data itself still reads

@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 
+from local_tools.core.lazy_tool import model_paths
+from local_tools.core.package_fingerprint import package_fingerprint
 from local_tools.core.tool import Tool
 from local_tools.transports.schemas import to_mcp
 
@@ -52,8 +52,12 @@ class McpDeclarations:
         return out
 
     def _declare(self, tool: Tool) -> types.Tool:
-        # Everything `to_mcp` reads: the same key, the same declaration.
-        key = (tool.name, tool.description, tool.hints, tool.args_model, tool.output_model)
+        # Everything `to_mcp` reads: the same key, the same declaration. A built-in's
+        # models are named (a lazy tool's module stays unimported); a plugin's are
+        # the classes themselves (a reloaded plugin declares afresh).
+        paths = model_paths(tool)
+        models = paths if _in_package(paths) else (tool.args_model, tool.output_model)
+        key = (tool.name, tool.description, tool.hints, models)
         known = self._memory.get(key)
         if known is None:
             known = self._memory[key] = types.Tool.model_validate(self._decl(tool))
@@ -82,7 +86,7 @@ class McpDeclarations:
 
         if self._path is None or self._disk is None:
             return
-        text = json.dumps({"fingerprint": _fingerprint(), "tools": self._disk})
+        text = json.dumps({"fingerprint": package_fingerprint(), "tools": self._disk})
         try:
             write_state_file(self._path, text)
         except OSError as exc:  # a read-only state dir: the next start builds them again
@@ -94,7 +98,7 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("fingerprint") != _fingerprint():
+    if not isinstance(data, dict) or data.get("fingerprint") != package_fingerprint():
         return {}  # another version or an edited source: start afresh
     tools = data.get("tools")
     return tools if isinstance(tools, dict) else {}
@@ -102,47 +106,15 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
 
 def _disk_key(tool: Tool) -> str | None:
     """The tool's key in the file, or None for models defined outside the package."""
-    names = []
-    for model in (tool.args_model, tool.output_model):
-        if model is None:
-            names.append("")
-            continue
-        if not model.__module__.startswith(_PACKAGE):
-            return None
-        names.append(f"{model.__module__}.{model.__qualname__}")
+    paths = model_paths(tool)
+    if not _in_package(paths):
+        return None
+    names = [path or "" for path in paths]
     hints = tool.hints
     flags = (hints.read_only, hints.destructive, hints.idempotent, hints.open_world)
     text = json.dumps([tool.name, tool.description, names, flags])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-_fingerprints: list[str] = []
-
-
-def _fingerprint() -> str:
-    """The package's version and every module's path, size and mtime; pydantic's and
-    Python's versions. Computed once per process (a few ms: one stat per module)."""
-    if _fingerprints:
-        return _fingerprints[0]
-    import pydantic
-    import pydantic_core
-
-    from local_tools import __version__
-
-    digest = hashlib.sha256()
-    for part in (__version__, pydantic.VERSION, pydantic_core.__version__, sys.version):
-        digest.update(part.encode() + b"\0")
-    root = Path(__file__).resolve().parent.parent
-    paths = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        paths += [os.path.join(folder, name) for name in files if name.endswith(".py")]
-    for path in sorted(paths):
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        rel = os.path.relpath(path, root)
-        digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    _fingerprints.append(digest.hexdigest())
-    return _fingerprints[0]
+def _in_package(paths: tuple[str, str | None]) -> bool:
+    return all(path is None or path.startswith(_PACKAGE) for path in paths)
