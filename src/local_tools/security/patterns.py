@@ -30,12 +30,15 @@ UNPARSED_PREFIX = "(not understood) "
 @lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """`*` any text, `?` one character, anchored (use fullmatch); trailing ` *` optional."""
+    return re.compile(_regex_source(pattern), re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def _regex_source(pattern: str) -> str:
     optional_tail = pattern.endswith(" *")
     body = pattern[:-2] if optional_tail else pattern
     regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in body)
-    if optional_tail:
-        regex += "(?: .*)?"
-    return re.compile(regex, re.DOTALL)
+    return regex + "(?: .*)?" if optional_tail else regex
 
 
 def match_pattern(pattern: str, subject: str) -> bool:
@@ -54,7 +57,7 @@ def _pattern_regex(pattern: str) -> str:
     """The regex source of one rule, for joining all of a permission's rules into one."""
     if isinstance(pattern, _Literal):
         return re.escape(pattern)
-    return compile_pattern(pattern).pattern
+    return _regex_source(pattern)  # not compiled: only the joined regex is
 
 
 # --- matching in bounded time ---------------------------------------------------------
