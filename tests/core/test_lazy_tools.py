@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import fields
@@ -173,3 +174,38 @@ def test_a_toolbox_lists_the_same_lazily_or_not(tmp_path: Path) -> None:
     assert json.loads(lazy) == json.loads(eager)
     with Toolbox(ws, state_dir=tmp_path / "other", profile="full") as tb:
         assert json.loads(eager) == json.loads(json.dumps(tb.tools()))
+
+
+def test_an_edit_keeping_size_and_mtime_still_makes_a_new_fingerprint(tmp_path: Path) -> None:
+    # `cp -p`, `rsync -t` or a tar bring an edited module back with its old size and
+    # mtime: the caches keyed by the fingerprint must not serve the old tool.
+    package = Path(__import__("local_tools").__file__).parent
+    copy = tmp_path / "src" / "local_tools"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    code = (
+        "import local_tools, sys\n"
+        "assert local_tools.__file__.startswith(sys.argv[1]), local_tools.__file__\n"
+        "from local_tools.core.package_fingerprint import package_fingerprint\n"
+        "print(package_fingerprint())\n"
+    )
+
+    def fingerprint() -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(copy)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(copy.parent)},
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    before = fingerprint()
+    assert fingerprint() == before
+    module = copy / "tools" / "glob.py"
+    st = module.stat()
+    text = module.read_text()
+    module.write_text(text.replace("Find files", "Fund files", 1))  # same size
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert module.stat().st_size == st.st_size and module.stat().st_mtime_ns == st.st_mtime_ns
+    assert fingerprint() != before
