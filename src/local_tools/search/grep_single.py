@@ -177,24 +177,48 @@ def grep_single_pass(
                 newest.add(f.key, f.path, f.matches, f.events)
 
     stream = engine.heading_blocks(scope, query, name_globs=name_globs, check=check)
+    # The stream is the blocks joined by the newline each block boundary dropped. A
+    # file's part is its name, a NUL, its lines, and the empty line before the next
+    # name: its lines never hold an empty line, so a name starts after the FIRST
+    # "\n\n" before its NUL. A name holding a newline cannot be told from lines (a
+    # name can read "7:forged line"): such a tree goes to the two-pass plan.
+    pending = b""  # an unfinished piece: the separator and the start of the next name
+    first = True
     try:
         for block in stream:
             read += len(block)
             if read > max_stream:
                 return None
-            pieces = block.split(b"\0")
+            data = block if first else pending + b"\n" + block
+            first = False
+            pieces = data.split(b"\0")
             last = len(pieces) - 1
             for i, piece in enumerate(pieces):
-                if i < last:
-                    body, _, name = piece.rpartition(b"\n")
+                if current is None:  # the stream's first name
+                    body, name = b"", piece
                 else:
-                    body, name = piece, None
+                    body, sep, name = piece.partition(b"\n\n")
+                    if not sep:
+                        body, name = piece, b""
+                if i == last:  # no NUL yet: lines of this file, or a name begun
+                    if current is None:
+                        pending = piece
+                    elif sep:
+                        feed(current, body)
+                        pending = piece[len(body) :]
+                    elif piece.endswith(b"\n"):  # may be half of the separator
+                        feed(current, piece[:-1])
+                        pending = b"\n"
+                    else:
+                        feed(current, piece)
+                        pending = b""
+                    continue
+                if b"\n" in name or (current is not None and not sep):
+                    return None
                 if current is not None:
                     feed(current, body)
-                if name is not None:
-                    if current is not None:
-                        finish(current)
-                    current = start(name)
+                    finish(current)
+                current = start(name)
         if current is not None:
             finish(current)
     finally:
