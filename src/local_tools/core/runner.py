@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from local_tools.core.arg_aliases import canonical_args
 from local_tools.core.arg_checks import check_args
 from local_tools.core.audit import AuditLog, AuditRecord
+from local_tools.core.call_scope import call_scope
 from local_tools.core.config import Config
 from local_tools.core.context import ProgressFunc, ToolContext, session_owner
 from local_tools.core.errors import ErrorCode, InvalidInput, ToolError, UnknownTool
@@ -34,6 +35,7 @@ from local_tools.core.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from local_tools.core.registry import Registry
 from local_tools.core.resources import Resources
 from local_tools.core.runner_deadline import cancelling, with_deadline
+from local_tools.core.runner_inline import NOT_QUICK, run_inline
 from local_tools.core.tool import Tool
 from local_tools.core.validation import describe_validation_error
 from local_tools.interact.audited import ANSWER_TOOL, AuditedAsker
@@ -241,44 +243,31 @@ class Runner:
         the loop (no deadline: a person may take a while), and a second hop runs the
         tool. The checks are the same as for any other tool, in the same order.
 
-        A call the tool says cannot block for long (`_is_quick`) takes the same steps
-        inline instead: the hop would cost more than the call (asked again after an
-        ask: the file may have changed meanwhile).
+        A call the tool says cannot block for long (`runner_inline.is_quick`) takes the same steps
+        inline instead: the hop would cost more than the call (asked again after an ask;
+        the tool hands it to a worker, checks made again, if it finds otherwise).
         """
         run = self._run_blocking
-        if self._is_quick(tool, args, ctx):
-            out = contextvars.copy_context().run(run, tool, args, ctx, True)
-        else:
+        out = run_inline(run, tool, args, ctx, True)
+        if out is NOT_QUICK:
             out = await self._in_worker(tool, ctx, run, tool, args, ctx, True)
         if isinstance(out, _Ask):
             assert tool.permission is not None
             await self.policy.authorize(
                 ctx.user_id, tool.permission, out.subjects, ctx.asker, tool=tool.name
             )
-            if self._is_quick(tool, args, ctx):
-                out = contextvars.copy_context().run(run, tool, args, ctx, False)
-            else:
+            out = run_inline(run, tool, args, ctx, False)
+            if out is NOT_QUICK:
                 out = await self._in_worker(tool, ctx, run, tool, args, ctx, False)
         return out
 
-    @staticmethod
-    def _is_quick(tool: Tool, args: BaseModel, ctx: ToolContext) -> bool:
-        """Whether this call of a sync tool may skip the worker: the tool's `quick`
-        says it cannot block for long (read_file: a small regular file on a local disk)
-        and the tool changes no files (a checkpoint would copy them first). When in
-        doubt, no: a call that may block (a FIFO, a network filesystem, a huge file)
-        must run in a worker, so that its deadline can free the caller."""
-        quick = tool.quick
-        if quick is None or tool.changes is not None:
-            return False
-        try:
-            return bool(quick(args, ctx))
-        except Exception:
-            log.debug("%s's quick check failed; running it in a worker", tool.name, exc_info=True)
-            return False
-
     def _run_blocking(self, tool: Tool, args: BaseModel, ctx: ToolContext, check: bool) -> Any:
-        """In the worker: decide (with `check`) then run and bound; `_Ask` when a rule asks."""
+        """In the worker: decide (with `check`) then run and bound; `_Ask` when a rule asks.
+        What the subjects opened for the tool is closed when this ends (call_scope)."""
+        with call_scope():
+            return self._decide_and_run(tool, args, ctx, check)
+
+    def _decide_and_run(self, tool: Tool, args: BaseModel, ctx: ToolContext, check: bool) -> Any:
         if check and tool.permission is not None:
             subjects = tool.subjects(args, ctx) if tool.subjects is not None else None
             # Raises PermissionDenied for a denied subject; lists the ones that ask.

@@ -16,6 +16,7 @@ import copy
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,10 +32,13 @@ __all__ = [
     "Args",
     "ChangesFunc",
     "Hints",
+    "NotQuick",
     "Output",
     "QuickFunc",
     "Tool",
+    "mark_inline",
     "omitted",
+    "running_inline",
     "tool",
 ]
 
@@ -51,6 +55,26 @@ CHANGES_ROOTS = "roots"
 # Whether this call of a sync tool cannot block for long (read_file of a small local
 # file): the runner then runs it inline, without the worker-thread hop.
 QuickFunc = Callable[[Any, "ToolContext"], bool]
+
+
+class NotQuick(Exception):
+    """Raised by a tool running inline (`running_inline()`) that finds this call is not
+    quick after all (the file was swapped since `quick` looked: now large, a FIFO, a
+    PDF to parse): the runner runs the call again in a worker, under its deadline."""
+
+
+_inline: ContextVar[bool] = ContextVar("local_tools_inline", default=False)
+
+
+def running_inline() -> bool:
+    """Whether this sync tool runs on the event loop (its `quick` said so): it must
+    then neither block nor do long work, and raises NotQuick when it would."""
+    return _inline.get()
+
+
+def mark_inline() -> None:
+    """For the runner, in the context copy an inline call runs in."""
+    _inline.set(True)
 
 
 class Args(BaseModel):

@@ -173,17 +173,24 @@ class Jail:
         """A binary file object for a regular file, opened beneath its root."""
         return self.open_read_resolved(path)[0]
 
-    def open_read_resolved(self, path: str) -> tuple[BinaryIO, Path]:
+    def open_read_resolved(
+        self, path: str, *, regular_first: bool = False
+    ) -> tuple[BinaryIO, Path]:
         """``open_read`` plus the real path of the file it opened.
 
         The path comes from the resolution that opened the file, so it names that
         file (a later ``resolve`` could see a swapped symlink) and costs no second one.
+        `regular_first`: refuse anything but a regular file before opening it (an lstat
+        first), for an open made ahead of the policy decision: opening a device or FIFO
+        may have effects, a regular file's open has none.
         """
 
         def once() -> tuple[BinaryIO, Path]:
             with self._resolver.locate(path, follow_final=True) as loc:
                 loc.require_entry(path)
                 real = loc.real
+                if regular_first:
+                    require_regular(loc.dir.lstat(loc.name), path)
                 try:
                     fd = loc.dir.open(loc.name, READ_FLAGS)
                 except OSError as exc:

@@ -87,6 +87,9 @@ class Roots:
                 if all(r.path != real for r in roots):
                     roots.append(Root(real, writable, kind))
         self.workspace: Path = workspace.path
+        # Fixed with the roots: display() runs several times a call.
+        self._workspace_text = str(workspace.path)
+        self._workspace_parts = workspace.parts
         self.items: tuple[Root, ...] = tuple(roots)
         self.system = _system_dirs()
 
@@ -94,8 +97,13 @@ class Roots:
         """Workspace-relative with forward slashes ("." for the root); else absolute."""
         text = os.fspath(path)
         if not is_abs(text):
-            text = os.path.join(self.workspace, text)
-        rel = rel_parts(abs_parts(text), abs_parts(str(self.workspace)))
+            text = os.path.join(self._workspace_text, text)
+        parts = abs_parts(text)
+        base = self._workspace_parts
+        if IS_WINDOWS:
+            rel = rel_parts(parts, base)
+        else:  # case-sensitive: one tuple comparison
+            rel = list(parts[len(base) :]) if parts[: len(base)] == base else None
         if rel is None:
             return text
         return "/".join(rel) or "."

@@ -40,6 +40,8 @@ CUT_MARKER = "... (line cut)"
 _MAX_LINE_BYTES = 4 * MAX_LINE_CHARS + 4
 _CHUNK = 1 << 16
 _COUNT_CHUNK = 1 << 20
+# A UTF-8 file this small is read whole and split at once (see _whole_page).
+_WHOLE_BYTES = 1 << 16
 Check = Callable[[], None]
 
 
@@ -365,6 +367,16 @@ def read_text_page(
     past the end.
     """
     handle.seek(codec.bom_bytes)
+    if codec.name == "utf-8":
+        data = handle.read(_WHOLE_BYTES + 1)
+        if len(data) <= _WHOLE_BYTES:
+            page = _whole_page(
+                data, where=where, offset=offset, limit=limit, max_bytes=max_bytes,
+                min_one_line=min_one_line,
+            )  # fmt: skip
+            if page is not None:
+                return page
+        handle.seek(codec.bom_bytes)  # not the simple case: stream it as below
     try:
         source: _Lines = (
             _ByteLines(handle, codec, check)
@@ -393,6 +405,53 @@ def read_text_page(
             "that line with offset/limit.",
             details={"line": exc.line},
         ) from None
+
+
+def _whole_page(
+    data: bytes, *, where: str, offset: int, limit: int, max_bytes: int, min_one_line: bool
+) -> Page | None:
+    """The page `_page` would build from a small UTF-8 file held whole, in a few list
+    operations instead of a line object per line; None when the file needs the
+    streaming reader's care (undecodable bytes, a line it would cut), which then gives
+    the answer. Lines of at most MAX_LINE_CHARS bytes are never cut or drained."""
+    pieces = data.split(b"\n")
+    if max(map(len, pieces)) > MAX_LINE_CHARS:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")
+    # Each line keeps its "\n" (a "\r\n" keeps both); a final "" is no line, a final
+    # line without a newline is one.
+    if lines[-1] == "":
+        lines.pop()
+        total = len(lines)
+        ended = total
+    else:
+        total = len(lines)
+        ended = total - 1
+    start = min(offset - 1, total)
+    parts: list[str] = []
+    size = pending = 0
+    index = start
+    stop = min(total, start + limit)
+    while index < stop:
+        line = lines[index] + "\n" if index < ended else lines[index]
+        cost = len(line.encode("utf-8"))
+        if size + cost > max_bytes and (parts or not min_one_line):
+            pending = 1
+            break
+        parts.append(line)
+        size += cost
+        index += 1
+    if offset > 1 and not parts and not pending:
+        raise InvalidInput(
+            f"offset {offset} is past the end of {where} ({start} lines). "
+            f"Use an offset between 1 and {max(start, 1)}."
+        )
+    end = offset + len(parts) - 1
+    return Page("".join(parts), offset, end, max(total, end + pending), [])
 
 
 def page_of_lines(

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import base64
+import contextvars
+import io
 import os
 import stat
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, BinaryIO
 
 from pydantic import Field
 
+from local_tools.core.call_scope import close_at_end
 from local_tools.core.context import ToolContext
-from local_tools.core.errors import InvalidInput, NotFound
-from local_tools.core.tool import Args, Hints, Output, omitted, tool
+from local_tools.core.errors import InvalidInput, NotFound, ToolError
+from local_tools.core.tool import Args, Hints, NotQuick, Output, omitted, running_inline, tool
 from local_tools.editing.freshness import note_read
 from local_tools.security.jail_mounts import quick_stat
 from local_tools.text_encoding import choose_codec, looks_binary, text_codec_name
-from local_tools.tools._common import path_subject, similar_paths
+from local_tools.tools._common import path_subject, shown_path, similar_paths
 from local_tools.tools._image import image_mime, image_size
 from local_tools.tools._pdf import MAX_PDF_BYTES, pdf_lines
 from local_tools.tools._text_page import (
@@ -140,6 +144,59 @@ def _quick(args: ReadFileArgs, ctx: ToolContext) -> bool:
     return st is not None and stat.S_ISREG(st.st_mode) and st.st_size <= QUICK_BYTES
 
 
+class _Opened:
+    """The file a call's subjects opened, for the call to read: the policy decided on
+    the real path of this very file, so the read cannot be redirected after the check
+    (a symlink swapped in meanwhile) and the path is resolved once. The runner closes
+    it when the call's run ends unless the call took it (call_scope)."""
+
+    __slots__ = ("call_id", "handle", "path", "real")
+
+    def __init__(self, call_id: str, path: str, handle: BinaryIO, real: Any) -> None:
+        self.call_id, self.path, self.real = call_id, path, real
+        self.handle: BinaryIO | None = handle
+
+    def take(self, call_id: str, path: str) -> tuple[BinaryIO, Any] | None:
+        handle = self.handle
+        if handle is None or call_id != self.call_id or path != self.path:
+            return None
+        self.handle = None
+        return handle, self.real
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+# The runner runs a sync tool's subjects and the tool in one copy of the context (inline
+# or in its worker), so what the subjects opened is seen by that call only.
+_opened: contextvars.ContextVar[_Opened | None] = contextvars.ContextVar(
+    "read_file_opened", default=None
+)
+
+
+def _subjects(args: ReadFileArgs, ctx: ToolContext) -> Sequence[str]:
+    """path_subject's answer, from the resolution that opens the file (a regular file
+    only: nothing else is opened before the policy decides). Anything unusual (a
+    missing file, a directory, an error) gets path_subject itself, and the tool then
+    opens and reports as ever."""
+    try:
+        handle, real = ctx.jail.open_read_resolved(args.path, regular_first=True)
+    except ToolError:
+        return path_subject(args, ctx)
+    opened = _Opened(ctx.call_id, args.path, handle, real)
+    if close_at_end(opened):
+        _opened.set(opened)
+    else:  # not run by the runner: nothing would close it
+        opened.close()
+    subjects = [shown_path(ctx, args.path)]
+    resolved = ctx.jail.display(real)
+    if resolved not in subjects:
+        subjects.append(resolved)
+    return subjects
+
+
 @tool(
     "read_file",
     args=ReadFileArgs,
@@ -148,7 +205,7 @@ def _quick(args: ReadFileArgs, ctx: ToolContext) -> bool:
     aliases=("FileRead", "read", "Read"),
     hints=Hints(read_only=True, idempotent=True),
     toolset="files",
-    subjects=path_subject,
+    subjects=_subjects,
     render=_render,
     output=ReadFileOutput,
     quick=_quick,
@@ -180,9 +237,11 @@ def read_path(
     `encoding` is a codec name from text_codec_name. With min_one_line=False a first
     line over max_bytes is left out instead of returned whole.
     """
+    opened = _opened.get()
+    taken = opened.take(ctx.call_id, path) if opened is not None else None
     try:
         # The real path from the resolution that opened the file: it names that file.
-        handle, real = ctx.jail.open_read_resolved(path)
+        handle, real = taken if taken is not None else ctx.jail.open_read_resolved(path)
     except NotFound:
         guesses = similar_paths(ctx, path)
         hint = f" Did you mean: {', '.join(guesses)}?" if guesses else ""
@@ -190,6 +249,7 @@ def read_path(
     with handle:
         shown = ctx.jail.display(real)
         head = handle.read(SNIFF_BYTES)
+        source: BinaryIO = _inline_text(handle, head) if running_inline() else handle
         ext = os.path.splitext(path)[1].lower()
         mime = image_mime(head)
         if mime is not None:
@@ -217,7 +277,7 @@ def read_path(
                     "pass encoding='utf-16-le' (or the right one)."
                 )
             page = read_text_page(
-                handle,
+                source,
                 codec,
                 where=shown,
                 offset=offset,
@@ -230,6 +290,23 @@ def read_path(
         # Remember the version read, so an edit against it can tell if it went stale.
         note_read(ctx, real, os.fstat(handle.fileno()))
         return output
+
+
+def _inline_text(handle: BinaryIO, head: bytes) -> BinaryIO:
+    """The file, read whole, when this call runs inline (`_quick` saw a small regular
+    file): it may have been swapped since for a FIFO, a huge or growing file, an image
+    or a PDF to parse, so at most QUICK_BYTES are read here and anything else goes to a
+    worker (NotQuick), where the call runs again under its deadline."""
+    if (
+        not stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+        or image_mime(head) is not None
+        or b"%PDF-" in head[:1024]
+    ):
+        raise NotQuick
+    rest = handle.read(QUICK_BYTES + 1 - len(head))
+    if len(head) + len(rest) > QUICK_BYTES:
+        raise NotQuick
+    return io.BytesIO(head + rest)
 
 
 def _page_output(shown: str, page: Page) -> dict[str, Any]:
