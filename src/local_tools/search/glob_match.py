@@ -347,6 +347,7 @@ class _Glob:
     name_only: bool  # "**/<name>": the file-name glob alone decides
     regex_safe: bool  # see compile_glob
     automaton: GlobAutomaton  # linear time, for what the regex may not take
+    literals: tuple[str, ...] = ()  # ASCII runs every match holds (a cheap prefilter)
 
     def fullmatch(self, data: bytes) -> bool:
         if self.regex_safe and len(data) <= REGEX_MAX_PATH:
@@ -397,7 +398,25 @@ def _compile_one(raw: str) -> _Glob:
         name_only,
         compiled.regex_safe,
         glob_automaton([(compiled.tokens, 0)]),
+        _literal_runs(compiled.tokens),
     )
+
+
+def _literal_runs(tokens: Sequence[object]) -> tuple[str, ...]:
+    """The runs of top-level literal characters, longest first: every match holds each.
+
+    ASCII only: an ASCII character is the same one in the decoded path whatever the
+    bytes around it (UTF-8 or surrogate-escaped), so `run in path` never misses.
+    """
+    runs, run = [], ""
+    for tok in [*tokens, None]:
+        if isinstance(tok, tuple) and tok[0] == "lit" and str(tok[1]).isascii():
+            run += str(tok[1])
+        else:
+            if len(run) > 1:
+                runs.append(run)
+            run = ""
+    return tuple(sorted(runs, key=len, reverse=True))
 
 
 class PathGlob:
@@ -438,6 +457,11 @@ class PathGlob:
             if glob.negated:
                 return [p for p in paths if not match(p, skip)]
             return [p for p in paths if match(p, skip)] if skip else list(filter(match, paths))
+        if len(self._globs) == 1 and not glob.negated:
+            # The automaton costs a Python call per path (~6 µs): a substring test in C
+            # first leaves it only the paths that can match ("**/tests/**/*.py": 40%).
+            for run in glob.literals:
+                paths = [p for p in paths if run in p]
         return [p for p in paths if self.matches(p[skip:])]
 
     @property

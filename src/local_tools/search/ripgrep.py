@@ -2,7 +2,8 @@
 
 Where rg comes from: `$LOCAL_TOOLS_RG` if set, else `rg` on PATH, else the one the
 `ripgrep` wheel installs beside this interpreter (the venv's scripts folder, which is
-not on PATH when the venv is not activated). Versions before 13 are not used.
+not on PATH when the venv is not activated). Versions before 13 are not used; each
+binary's version is asked once and remembered in the state folder (`rg_versions`).
 
 How it runs: `--no-config` (no user config can add flags), plain `--null` output (a
 NUL after each path; `--json` costs 3.5x on many hits; grep's one pass reads
@@ -28,6 +29,7 @@ import re
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -37,6 +39,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from local_tools.core.errors import ExecutionError, InvalidInput
+from local_tools.search import rg_versions
 from local_tools.search.scope import LineEvent, Query, Scope
 
 __all__ = ["RG_ENV", "WALK_FLAGS", "RgEngine", "Ripgrep", "decode_path", "find_rg", "line_text"]
@@ -95,10 +98,31 @@ def _beside_python() -> tuple[str, ...]:
     return tuple(os.path.join(folder, _EXE) for folder in folders if folder)
 
 
-@functools.lru_cache(maxsize=16)
 def _probe(path: str) -> Ripgrep | None:
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+    """The rg at `path` and its version, or None when it is not a usable rg."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
         return None
+    if not stat.S_ISREG(st.st_mode) or not os.access(path, os.X_OK):
+        return None
+    # Keyed by what changes when the binary is replaced, so an upgrade is seen.
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    return _probe_file(*key)
+
+
+@functools.lru_cache(maxsize=16)
+def _probe_file(path: str, *identity: int) -> Ripgrep | None:
+    version = rg_versions.recall(path, identity)
+    if version is None:
+        version = _ask_version(path)
+        if version is None:
+            return None
+        rg_versions.remember(path, identity, version)
+    return Ripgrep(path, version) if version >= MIN_VERSION else None
+
+
+def _ask_version(path: str) -> tuple[int, int, int] | None:
     try:
         out = subprocess.run(
             [path, "--version"],
@@ -112,12 +136,12 @@ def _probe(path: str) -> Ripgrep | None:
     m = re.match(rb"ripgrep (\d+)\.(\d+)\.(\d+)", out)
     if m is None:
         return None
-    version = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    return Ripgrep(os.path.abspath(path), version) if version >= MIN_VERSION else None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 def find_rg() -> Ripgrep | None:
-    """The ripgrep the tools use, or None; `--version` is run once per binary."""
+    """The ripgrep the tools use, or None; `--version` is run once per binary (the
+    answer is kept in the state folder, see `rg_versions`)."""
     for path in _candidates():
         rg = _probe(path)
         if rg is not None:
