@@ -113,7 +113,9 @@ bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/files.py
 	$(BIN)/python benchmarks/corpus.py --large
 	$(BIN)/python benchmarks/search.py --large --trees everyday,large,tree100k --rounds 5
+	$(BIN)/python benchmarks/rg_first_call.py --rounds 9
 	$(BIN)/python benchmarks/exec.py
+	$(BIN)/python benchmarks/exec.py --phases
 	$(BIN)/python benchmarks/mcp_server.py
 	$(BIN)/python benchmarks/http_exec.py
 	$(BIN)/python benchmarks/web.py

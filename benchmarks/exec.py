@@ -18,7 +18,11 @@ Peak RSS is measured in a fresh interpreter per variant for 200 MB of output:
 exec_cmd keeps head + tail in memory and spills the rest to a file;
 subprocess.run holds all of it.
 
-    python benchmarks/exec.py [--calls 40] [--rounds 5]
+    python benchmarks/exec.py [--calls 40] [--rounds 5] [--phases]
+
+`--phases` prints instead where exec_cmd's time goes for `true` on the everyday tree
+(sandbox off and on, checkpoints on and off): perf_counter_ns around each step, in ms
+per command, beside the whole call and `subprocess.run`.
 """
 
 from __future__ import annotations
@@ -106,11 +110,106 @@ def _peak_rss_mb(script: str, workspace: Path) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
+# Steps of one exec_cmd call (module, attribute, label); a method as "Class.name".
+PHASES = (
+    ("local_tools.tools.exec_cmd", "analyze", "parse the command"),
+    ("local_tools.tools.exec_cmd", "_working_dir", "resolve cwd"),
+    ("local_tools.tools.exec_cmd", "outside_paths", "paths outside the roots"),
+    ("local_tools.tools.exec_cmd", "_prepare", "argv, environment, sandbox"),
+    ("local_tools.shell.command_reach", "protected_for", "find protected paths"),
+    ("local_tools.security.trusted_paths", "TrustedPaths.begin", "guard: snapshot before"),
+    ("local_tools.security.trusted_paths", "TrustedPaths.end", "guard: check after"),
+    ("local_tools.shell.manager", "ProcessManager.start", "spawn (cgroup included)"),
+    ("local_tools.shell.tree_kill", "ProcessTree.adopt", "move into its cgroup"),
+    ("local_tools.checkpoints.hook", "begin", "checkpoint before"),
+    ("local_tools.checkpoints.hook", "end", "checkpoint after"),
+)
+
+
+def _instrument() -> dict[str, list[int]]:
+    """Wrap each step with a timer; {label: [total ns, calls]}."""
+    import functools
+    import importlib
+
+    spent: dict[str, list[int]] = {}
+    for module, name, label in PHASES:
+        owner: Any = importlib.import_module(module)
+        *classes, attr = name.split(".")
+        for cls in classes:
+            owner = getattr(owner, cls)
+        real = getattr(owner, attr)
+        totals = spent.setdefault(label, [0, 0])
+
+        def timed(*a: Any, _real: Any = real, _t: list[int] = totals, **k: Any) -> Any:
+            began = time.perf_counter_ns()
+            try:
+                return _real(*a, **k)
+            finally:
+                _t[0] += time.perf_counter_ns() - began
+                _t[1] += 1
+
+        setattr(owner, attr, functools.wraps(real)(timed))
+        if module == "local_tools.shell.command_reach":  # imported by name elsewhere
+            import local_tools.tools.exec_cmd as exec_module
+
+            exec_module.protected_for = getattr(owner, attr)
+    return spent
+
+
+def phases(calls: int) -> None:
+    spent = _instrument()
+    engine = sandbox_engine()
+    bash = shutil.which("bash") or "/bin/sh"
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        _everyday_tree(tree)
+        # As a user's project is: older than the few seconds in which a change cannot be
+        # told from the next (what the protected paths' scan keeps is then used).
+        time.sleep(3.5)
+        loop = asyncio.new_event_loop()
+        columns: dict[str, dict[str, float]] = {}
+        for sandbox in ("off", "workspace-write") if engine.name != "off" else ("off",):
+            for checkpoints in (True, False):
+                config = {
+                    "permissions": {"execute:command": "allow"},
+                    "sandbox": {"mode": sandbox},
+                    "checkpoints": {"enabled": checkpoints},
+                }
+                box = Toolbox(tree, config, state_dir=Path(tmp) / f"s-{sandbox}-{checkpoints}")
+                for _ in range(3):  # first calls: not timed
+                    loop.run_until_complete(box.arun("exec_cmd", {"command": "true"}))
+                for totals in spent.values():
+                    totals[:] = [0, 0]
+                whole = loop.run_until_complete(
+                    _timed_async(lambda b=box: b.arun("exec_cmd", {"command": "true"}), calls)
+                )
+                raw = _timed(lambda: subprocess.run([bash, "-c", "true"], capture_output=True),
+                             calls)  # fmt: skip
+                name = f"sandbox {sandbox}, checkpoints {'on' if checkpoints else 'off'}"
+                column = {"exec_cmd (whole call)": whole, "subprocess.run": raw}
+                column |= {label: ns / calls / 1e6 for label, (ns, _) in spent.items()}
+                columns[name] = column
+                box.close()
+        loop.close()
+    print(f"Where exec_cmd `true` spends its time, everyday tree — {describe()}")
+    print(f"{calls} commands per column, ms per command (steps nest: the guard's steps "
+          "include finding protected paths, spawning includes the cgroup)\n")  # fmt: skip
+    print("| step | " + " | ".join(columns) + " |")
+    print("|---|" + "--:|" * len(columns))
+    for label in next(iter(columns.values())):
+        print(f"| {label} | " + " | ".join(f"{c[label]:.2f}" for c in columns.values()) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--phases", action="store_true", help="where exec_cmd's time goes")
     opts = parser.parse_args()
+    if opts.phases:
+        phases(opts.calls * opts.rounds)
+        return
     bash = shutil.which("bash") or "/bin/sh"
     engine = sandbox_engine()
     with tempfile.TemporaryDirectory() as tmp:

@@ -256,12 +256,14 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
     before each request, instead."""
 
     def __init__(self, guard: Guard, proxy: str | None) -> None:
-        super().__init__(verify=_ssl_context(), trust_env=False, proxy=proxy or None)
         self._guard = guard
         self._proxied = bool(proxy)
-        if not proxy:
-            self._pool = httpcore.AsyncConnectionPool(
-                ssl_context=_ssl_context(),
+        if proxy:
+            super().__init__(verify=_ssl_context(), trust_env=False, proxy=proxy)
+        else:
+            # Not super().__init__: it would build a pool of its own and, with it, the
+            # TLS context that a plain-http fetch never uses.
+            self._pool = _LazyTLSPool(
                 max_connections=10,
                 max_keepalive_connections=5,
                 network_backend=GuardedBackend(guard),
@@ -272,6 +274,18 @@ class _GuardedTransport(httpx.AsyncHTTPTransport):
             url = request.url
             await self._guard.addresses(url.host, url.port or _DEFAULT_PORTS[url.scheme])
         return await super().handle_async_request(request)
+
+
+class _LazyTLSPool(httpcore.AsyncConnectionPool):
+    """A pool whose TLS context (the CA bundle, ~50 ms to load) is built with its first
+    https connection: an http:// fetch never pays for it. Every TLS connection still
+    gets the verifying context: httpcore hands a connection the pool's `_ssl_context`
+    when it creates it, and it is set just before."""
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        if origin.scheme != b"http" and self._ssl_context is None:
+            self._ssl_context = _ssl_context()
+        return super().create_connection(origin)
 
 
 @lru_cache(maxsize=1)

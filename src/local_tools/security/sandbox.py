@@ -58,11 +58,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from local_tools.security.real_path import real_path
 from local_tools.security.seccomp import unix_socket_filter
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "probe_landlock",
     "sandbox_argv",
     "sandbox_engine",
+    "warm_up",
 ]
 
 ENGINE_VARIABLE = "LOCAL_TOOLS_SANDBOX_ENGINE"
@@ -104,7 +107,24 @@ class SandboxEngine:
 
 def sandbox_engine() -> SandboxEngine:
     """The engine for this process: detected (and probed) once, then cached."""
-    return _detected(os.environ.get(ENGINE_VARIABLE, "").strip().lower() or None)
+    forced = os.environ.get(ENGINE_VARIABLE, "").strip().lower() or None
+    with _detecting:  # a warm_up() thread may be probing: its answer, not a second probe
+        return _detected(forced)
+
+
+_detecting = threading.Lock()
+_warming: list[threading.Thread] = []
+
+
+def warm_up() -> None:
+    """Detect the engine in a background thread, once per process: the probe runs
+    bwrap (~20 ms, mostly waiting on it), which then overlaps with what a first
+    command does before it needs the engine (compiling the rules, parsing it)."""
+    if _warming or not sys.platform.startswith("linux"):
+        return
+    thread = threading.Thread(target=sandbox_engine, name="local-tools-sandbox-probe", daemon=True)
+    _warming.append(thread)
+    thread.start()
 
 
 @cache
@@ -236,9 +256,9 @@ def sandbox_argv(
     engine = engine or sandbox_engine()
     if engine.name == "off":
         return list(argv)
-    here = os.path.realpath(cwd)
-    roots = [os.path.realpath(p) for p in writable]
-    tmp = os.path.realpath(tmp_dir)
+    here = real_path(cwd)
+    roots = [real_path(p) for p in writable]
+    tmp = real_path(tmp_dir)
     plan = _mount_plan(mode, here, roots, tmp, protect, hide, reveal)
     if engine.name == "bwrap":
         out = _bwrap_argv(engine, argv, mode, network, here, roots, tmp, plan)
@@ -302,12 +322,12 @@ def _mount_plan(
     hidden path is not hidden; one under a hidden dir is mounted again (the cwd, when no
     writable root holds it, read-only)."""
     writable = roots if mode == "workspace-write" else []
-    hidden = {os.path.realpath(p) for p in hide if os.path.lexists(p)}
+    hidden = {real_path(p) for p in hide if os.path.lexists(p)}
     hidden -= {cwd, tmp, *writable}
     plan: _Plan = [("hide", h) for h in hidden]
     if mode == "workspace-write":
-        plan += [("ro", os.path.realpath(p)) for p in protect if os.path.lexists(p)]
-    shown = {os.path.realpath(p) for p in reveal if os.path.exists(p)}
+        plan += [("ro", real_path(p)) for p in protect if os.path.lexists(p)]
+    shown = {real_path(p) for p in reveal if os.path.exists(p)}
     if not any(_under(cwd, r) for r in writable):
         shown.add(cwd)
     plan += [("robind", p) for p in shown if any(_under(p, h) and p != h for h in hidden)]

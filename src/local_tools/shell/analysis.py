@@ -13,6 +13,7 @@ from pathlib import Path
 
 from local_tools.core.errors import InvalidInput
 from local_tools.security.patterns import UNPARSED_PREFIX
+from local_tools.security.real_path import real_path
 from local_tools.shell.command_checks import (
     directory_changes,
     followed_trees,
@@ -95,11 +96,11 @@ def outside_paths(analysis: Analysis, cwd: Path, roots: Sequence[Path]) -> list[
         found.append(f"{UNKNOWN_PATH_PREFIX}(words the parser did not read as bash does)")
     # `cd src && cat deep/x` reads src/deep/x: relative paths are judged from every
     # folder the command line may move to (a superset: more asks, never fewer).
-    bases = [os.path.realpath(cwd)]
+    bases = [real_path(cwd)]
     for cmd in commands:
         for folder in directory_changes(cmd):
             for base in list(bases):
-                moved = os.path.realpath(os.path.join(base, os.path.expanduser(folder)))
+                moved = real_path(os.path.join(base, os.path.expanduser(folder)))
                 if moved not in bases and os.path.isdir(moved):
                     bases.append(moved)
     if len(bases) > _MAX_BASES:
@@ -132,7 +133,7 @@ _BRACKET = re.compile(r"\[[!^]?\]?(?:\[:\w+:\]|[^\]])*\]")
 def _bounds(roots: Sequence[Path]) -> list[str]:
     out: list[str] = []
     for root in roots:
-        for form in (os.path.normpath(root), os.path.realpath(root)):
+        for form in (os.path.normpath(root), real_path(root)):
             out.append(form.rstrip(os.sep) + os.sep)
     return out
 
@@ -144,11 +145,11 @@ def _inside(path: str, bounds: Sequence[str]) -> bool:
 def _resolved(arg: str, cwd: str, pattern: bool) -> list[str]:
     """Where `arg` leads from `cwd`: itself, and each file a pattern matches now."""
     expanded = os.path.expanduser(arg)
-    found = [os.path.realpath(os.path.join(cwd, expanded))]
+    found = [real_path(os.path.join(cwd, expanded))]
     if pattern:
         matches = glob.iglob(_BRACKET.sub("?", expanded), root_dir=cwd)
         for name in itertools.islice(matches, _MAX_MATCHES + 1):
-            found.append(os.path.realpath(os.path.join(cwd, name)))
+            found.append(real_path(os.path.join(cwd, name)))
         if len(found) > _MAX_MATCHES + 1:
             found.append(UNKNOWN_PATH_PREFIX + arg)  # never inside a root: asked
     return found
@@ -175,7 +176,7 @@ def _links_out(top: str, tree: str, bounds: Sequence[str]) -> list[str]:
                 return [*found, f"{UNKNOWN_PATH_PREFIX}{tree} (too many files to look through)"]
             full = os.path.join(folder, name)
             if os.path.islink(full):
-                target = os.path.realpath(full)
+                target = real_path(full)
                 if not _inside(target, bounds):
                     found.append(target)
     return found

@@ -18,6 +18,7 @@ from local_tools.core.config import CONFIG_ENV, CONFIG_FILENAME
 from local_tools.core.context import ToolContext
 from local_tools.core.state import default_state_dir
 from local_tools.security.hidden_paths import MAX_DIRS, SecretFiles, credential_paths
+from local_tools.security.real_path import real_path
 from local_tools.security.trusted_paths import Protected, TrustedPaths, protected_paths
 from local_tools.shell.git_reach import git_protected
 
@@ -40,7 +41,7 @@ def trusted_paths(ctx: ToolContext) -> TrustedPaths:
 
 
 def _roots(ctx: ToolContext) -> list[Path]:
-    spill = Path(os.path.realpath(ctx.spill_dir))
+    spill = Path(real_path(ctx.spill_dir))
     return [root for root, _ in ctx.jail.roots if root != spill]
 
 
@@ -53,7 +54,7 @@ def protected_for(ctx: ToolContext) -> list[Protected]:
     paths = protected_paths(roots, ctx.config.source, CONFIG_FILENAME)
     from_env = os.environ.get(CONFIG_ENV)
     if from_env:
-        real = Path(os.path.realpath(os.path.expanduser(from_env)))
+        real = Path(real_path(os.path.expanduser(from_env)))
         paths += [Protected(real, real.parent)]
     # Submodules, hooksPath and included config files, from the repository scan.
     known = {p.path for p in paths}

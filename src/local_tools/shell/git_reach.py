@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from local_tools.security.hidden_paths import is_secret_name
+from local_tools.security.real_path import real_path
 from local_tools.security.trusted_paths import Protected, git_dir_paths, git_paths
 from local_tools.shell.git_discovery import (
     Repository,
@@ -32,20 +33,21 @@ __all__ = ["entered", "git_protected", "outside_reach", "tracked_secrets"]
 
 def git_protected(roots: Iterable[Path]) -> list[Protected]:
     """The git paths to protect under `roots`, beyond each root's own `.git` (see above)."""
-    reals = [Path(os.path.realpath(r)) for r in roots]
+    reals = [(Path(real), real.rstrip("/") + "/") for real in map(real_path, roots)]
     out: dict[Path, Protected] = {}
 
     def holder(path: str) -> tuple[Path, Path] | None:
-        real = Path(os.path.realpath(path))
-        for root in reals:
-            if root in real.parents:
-                return real, root
+        real = real_path(path)
+        for root, below in reals:
+            # `root in Path(real).parents`, on the resolved strings: pathlib is slow
+            if real.startswith(below) and real != below:
+                return Path(real), root
         return None
 
     def add(entry: Protected) -> None:
         out.setdefault(entry.path, entry)
 
-    for root in reals:
+    for root, _ in reals:
         if not os.path.lexists(root / ".git"):
             continue  # no repository here: nothing for git to enter from it
         scan = scan_repositories(root)

@@ -19,7 +19,12 @@ from local_tools.core.errors import ErrorCode, InvalidInput, NotFound, ToolError
 from local_tools.core.state import private_dir
 from local_tools.core.tool import CHANGES_ROOTS, Args, Hints, tool
 from local_tools.security.hidden_paths import MAX_FILES
-from local_tools.security.sandbox import hiding_supported, sandbox_argv, sandbox_engine
+from local_tools.security.sandbox import (
+    hiding_supported,
+    sandbox_argv,
+    sandbox_engine,
+    warm_up,
+)
 from local_tools.security.seccomp import open_filter
 from local_tools.security.trusted_paths import Protected
 from local_tools.shell.analysis import analyze, outside_paths
@@ -106,6 +111,8 @@ $TMPDIR, no network."""
 
 
 def _subjects(args: ExecArgs, ctx: ToolContext) -> list[str]:
+    if ctx.config.sandbox.mode != "off":
+        warm_up()  # asked before the policy decides: the probe overlaps with that
     subjects = list(analyze(args.command, background=args.background).subjects)
     # Variables that change what runs (PATH, BASH_ENV, LD_PRELOAD, exported bash
     # functions) are approved like `VAR=x cmd` on the command line: as their own subject.
