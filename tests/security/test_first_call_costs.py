@@ -20,7 +20,7 @@ HTTP_THEN_HTTPS = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import net_server
     from local_tools.core.errors import NetworkError
-    from local_tools.security import net
+    from local_tools.security import net, net_transport
 
     server = net_server.serve("127.0.0.2")
     server.routes["/ok"] = net_server.html("<p>fine</p>")
@@ -29,13 +29,13 @@ HTTP_THEN_HTTPS = textwrap.dedent(
         got = asyncio.run(net.request("GET", f"http://127.0.0.2:{server.port}/ok",
                                       guard=guard, timeout=5))
         assert got.status_code == 200 and b"fine" in got.content
-        print("after http", net._ssl_context.cache_info().currsize)
+        print("after http", net_transport._ssl_context.cache_info().currsize)
         try:  # an http server: the TLS handshake fails, but it was attempted
             asyncio.run(net.request("GET", f"https://127.0.0.2:{server.port}/ok",
                                     guard=guard, timeout=5))
         except NetworkError as exc:
             print("https refused", exc.details.get("cause"))
-        print("after https", net._ssl_context.cache_info().currsize)
+        print("after https", net_transport._ssl_context.cache_info().currsize)
     finally:
         server.stop()
     """
