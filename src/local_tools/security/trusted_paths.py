@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from local_tools.security.real_path import real_path
@@ -356,25 +357,15 @@ def _private_tree(path: Path) -> None:
 
 def _anchor(entry: Protected) -> Path | None:
     """The nearest `.git` folder above the path (a nested repository's own)."""
-    key = (entry.path, entry.root)
-    found = _anchors.get(key, _UNKNOWN)
-    if found is _UNKNOWN:
-        if len(_anchors) >= _MAX_ANCHORS:
-            _anchors.clear()
-        found = _anchors[key] = _find_anchor(entry)
-    return found  # type: ignore[return-value]
+    return _anchor_of(entry.path, entry.root)
 
 
-# _anchor's answers: a function of the two names alone (no filesystem), asked for every
-# protected path before and after each command, and slow in pathlib (parents of parents).
-_anchors: dict[tuple[Path, Path], Path | None] = {}
-_MAX_ANCHORS = 8192
-_UNKNOWN = object()
-
-
-def _find_anchor(entry: Protected) -> Path | None:
-    for parent in entry.path.parents:
-        if parent == entry.root or entry.root not in parent.parents:
+# A function of the two names alone (no filesystem), asked for every protected path
+# before and after each command, and slow in pathlib (parents of parents): kept.
+@lru_cache(maxsize=8192)
+def _anchor_of(path: Path, root: Path) -> Path | None:
+    for parent in path.parents:
+        if parent == root or root not in parent.parents:
             return None
         if parent.name == ".git":
             return parent

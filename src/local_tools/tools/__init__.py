@@ -15,7 +15,6 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 from local_tools.core.lazy_tool import LazyTool, entry_of
 from local_tools.core.package_fingerprint import package_fingerprint
@@ -120,8 +119,8 @@ def builtin_tools(state_dir: Path | None = None) -> list[Tool]:
     if state_dir is None:
         return _imported()
     path = state_dir / "cache" / MANIFEST_NAME
-    entries = _read(path)
-    if entries is None:
+    lazy = _read(path)
+    if lazy is None:
         fresh = any(_PACKAGE + module not in sys.modules for module, _ in BUILTIN)
         tools = _imported()
         if fresh:  # a process that had them all imported already started no faster for it
@@ -129,8 +128,8 @@ def builtin_tools(state_dir: Path | None = None) -> list[Tool]:
         return tools
     loaded = sys.modules
     return [
-        getattr(loaded[_PACKAGE + module], attr) if _PACKAGE + module in loaded else LazyTool(entry)
-        for (module, attr), entry in zip(BUILTIN, entries, strict=True)
+        getattr(loaded[_PACKAGE + module], attr) if _PACKAGE + module in loaded else stand_in
+        for (module, attr), stand_in in zip(BUILTIN, lazy, strict=True)
     ]
 
 
@@ -138,20 +137,22 @@ def _imported() -> list[Tool]:
     return [getattr(importlib.import_module(_PACKAGE + m), attr) for m, attr in BUILTIN]
 
 
-def _read(path: Path) -> list[dict[str, Any]] | None:
-    """The manifest's entries, or None when missing, damaged or of another version."""
+def _read(path: Path) -> list[LazyTool] | None:
+    """A LazyTool per manifest entry, or None when the manifest is missing, damaged or of
+    another version."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         entries = data["tools"] if data["fingerprint"] == package_fingerprint() else None
         if entries is None or len(entries) != len(BUILTIN):
             return None
+        lazy = []
         for (module, attr), entry in zip(BUILTIN, entries, strict=True):
             if (entry["module"], entry["attr"]) != (_PACKAGE + module, attr):
                 return None
-            LazyTool(entry)  # every field present and well-typed enough to build one
+            lazy.append(LazyTool(entry))  # raises for a field missing or of a wrong type
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return list(entries)
+    return lazy
 
 
 def _write(path: Path, tools: list[Tool]) -> None:
