@@ -22,7 +22,7 @@ from local_tools.core.profiles import (
     listing_version,
     resolve_profile,
 )
-from local_tools.core.registry import Registry
+from local_tools.core.registry import DuplicateToolError, Registry
 from local_tools.core.runner import Runner
 from local_tools.core.state import (
     default_state_dir,
@@ -360,7 +360,10 @@ def _build_registry(
     from local_tools.tools import builtin_tools  # deferred: keeps `import local_tools` light
 
     # With a state dir, from its manifest: a tool's module is imported when first used.
-    registry = Registry(builtin_tools(state_dir))
+    try:
+        registry = Registry(builtin_tools(state_dir))
+    except DuplicateToolError:  # a manifest edited to clash (an alias): not used
+        registry = Registry(builtin_tools(state_dir, rebuild=True))
     for extra in tools or ():
         registry.add(extra, source="Toolbox(tools=...)")
     if workspace is not None:

@@ -130,7 +130,15 @@ def test_a_new_process_imports_no_tool_module_until_a_call(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     "damage",
-    ["not json", "another version", "a module redirected", "an entry missing", "a field missing"],
+    [
+        "not json",
+        "another version",
+        "a module redirected",
+        "an entry missing",
+        "a field missing",
+        "a name changed",
+        "an alias taken",
+    ],
 )
 def test_a_damaged_or_stale_manifest_is_not_used(tmp_path: Path, damage: str) -> None:
     ws, state = tmp_path / "ws", tmp_path / "state"
@@ -148,6 +156,10 @@ def test_a_damaged_or_stale_manifest_is_not_used(tmp_path: Path, damage: str) ->
             data["tools"][0]["module"] = "os"
         elif damage == "an entry missing":
             data["tools"].pop()
+        elif damage == "a name changed":
+            data["tools"][0]["name"] = "grep"
+        elif damage == "an alias taken":
+            data["tools"][0]["aliases"] = ["grep"]
         else:
             del data["tools"][0]["hints"]
         for entry in data["tools"]:

@@ -114,12 +114,13 @@ BUILTIN: tuple[tuple[str, str], ...] = (
 )
 
 
-def builtin_tools(state_dir: Path | None = None) -> list[Tool]:
-    """Every built-in tool; lazily from the manifest in `state_dir` when it is current."""
+def builtin_tools(state_dir: Path | None = None, *, rebuild: bool = False) -> list[Tool]:
+    """Every built-in tool; lazily from the manifest in `state_dir` when it is current
+    (`rebuild`: imported, and the manifest written anew)."""
     if state_dir is None:
         return _imported()
     path = state_dir / "cache" / MANIFEST_NAME
-    lazy = _read(path)
+    lazy = None if rebuild else _read(path)
     if lazy is None:
         fresh = any(_PACKAGE + module not in sys.modules for module, _ in BUILTIN)
         tools = _imported()
@@ -147,7 +148,8 @@ def _read(path: Path) -> list[LazyTool] | None:
             return None
         lazy = []
         for (module, attr), entry in zip(BUILTIN, entries, strict=True):
-            if (entry["module"], entry["attr"]) != (_PACKAGE + module, attr):
+            # Each built-in is defined under its own name (a test holds it to that).
+            if (entry["module"], entry["attr"], entry["name"]) != (_PACKAGE + module, attr, attr):
                 return None
             lazy.append(LazyTool(entry))  # raises for a field missing or of a wrong type
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
